@@ -1,0 +1,61 @@
+// Command hotkv-server runs HotKV.
+//
+// Usage mirrors redis-server: hotkv-server [/path/to/hotkv.conf] [--name value ...]. Every
+// config directive is accepted as a flag; see docs/config.md.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/server"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(argv []string) int {
+	if len(argv) == 1 && (argv[0] == "-v" || argv[0] == "--version") {
+		fmt.Printf("HotKV server v=%s (Redis %s compatible)\n", server.Version, server.RedisVersion)
+		return 0
+	}
+	if len(argv) == 1 && (argv[0] == "-h" || argv[0] == "--help") {
+		fmt.Println("Usage: hotkv-server [/path/to/hotkv.conf] [--name value ...]\n\nEvery directive of docs/config.md is accepted as --name value.")
+		return 0
+	}
+	cfg, err := config.Load(config.Directives(), argv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	logger, closeLog, err := server.NewLogger(cfg.Get("logfile"), cfg.Get("loglevel"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer closeLog()
+	srv := server.New(cfg, logger)
+	if err := srv.Start(); err != nil {
+		logger.Error(err.Error())
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if pf := cfg.Get("pidfile"); pf != "" {
+		_ = os.WriteFile(pf, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644)
+		defer os.Remove(pf)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case s := <-sig:
+		logger.Warn("Received signal, scheduling shutdown...", "signal", s.String())
+		_ = srv.Close()
+	case <-srv.Done():
+	}
+	logger.Warn("HotKV is now ready to exit, bye bye...")
+	return 0
+}

@@ -1,0 +1,3 @@
+package command
+
+func bitCommands() []*Command { return nil }

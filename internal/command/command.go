@@ -1,0 +1,263 @@
+// Package command holds HotKV's command table and every command handler, one file per
+// command group, as Redis's source does.
+//
+// The table is the single declaration of each command: its arity, flags, ACL categories, key
+// positions, documentation and handler. COMMAND, COMMAND INFO/DOCS/COUNT/LIST/GETKEYS, ACL
+// categories, cluster routing and the command reference in docs/ are all derived from it, so
+// nothing about a command is written twice (ARCHITECTURE.md §7).
+package command
+
+import (
+	"sort"
+	"strings"
+	"sync/atomic"
+)
+
+// Flag is a Redis command flag (COMMAND INFO's second element).
+type Flag uint32
+
+// Command flags, with Redis's names.
+const (
+	FlagWrite Flag = 1 << iota
+	FlagReadOnly
+	FlagDenyOOM
+	FlagAdmin
+	FlagPubSub
+	FlagNoScript
+	FlagBlocking
+	FlagLoading
+	FlagStale
+	FlagSkipMonitor
+	FlagSkipSlowlog
+	FlagFast
+	FlagNoAuth
+	FlagMayReplicate
+	FlagNoMandatoryKeys
+	FlagNoAsyncLoading
+	FlagNoMulti
+	FlagMovableKeys
+	FlagAllowBusy
+)
+
+var flagNames = []struct {
+	f    Flag
+	name string
+}{
+	{FlagWrite, "write"}, {FlagReadOnly, "readonly"}, {FlagDenyOOM, "denyoom"},
+	{FlagAdmin, "admin"}, {FlagPubSub, "pubsub"}, {FlagNoScript, "noscript"},
+	{FlagBlocking, "blocking"}, {FlagLoading, "loading"}, {FlagStale, "stale"},
+	{FlagSkipMonitor, "skip_monitor"}, {FlagSkipSlowlog, "skip_slowlog"}, {FlagFast, "fast"},
+	{FlagNoAuth, "no_auth"}, {FlagMayReplicate, "may_replicate"},
+	{FlagNoMandatoryKeys, "no_mandatory_keys"}, {FlagNoAsyncLoading, "no_async_loading"},
+	{FlagNoMulti, "no_multi"}, {FlagMovableKeys, "movablekeys"}, {FlagAllowBusy, "allow_busy"},
+}
+
+// Names lists the flag names in Redis's order.
+func (f Flag) Names() []string {
+	var out []string
+	for _, fn := range flagNames {
+		if f&fn.f != 0 {
+			out = append(out, fn.name)
+		}
+	}
+	return out
+}
+
+// KeySpecFlag is a Redis 7 key-spec flag.
+type KeySpecFlag uint16
+
+// Key-spec flags, with Redis's names.
+const (
+	KSRO KeySpecFlag = 1 << iota
+	KSRW
+	KSOW
+	KSRM
+	KSAccess
+	KSUpdate
+	KSInsert
+	KSDelete
+	KSNotKey
+	KSIncomplete
+	KSVariableFlags
+)
+
+var keySpecFlagNames = []struct {
+	f    KeySpecFlag
+	name string
+}{
+	{KSRO, "RO"}, {KSRW, "RW"}, {KSOW, "OW"}, {KSRM, "RM"}, {KSAccess, "access"},
+	{KSUpdate, "update"}, {KSInsert, "insert"}, {KSDelete, "delete"}, {KSNotKey, "not_key"},
+	{KSIncomplete, "incomplete"}, {KSVariableFlags, "variable_flags"},
+}
+
+// Names lists the key-spec flag names.
+func (f KeySpecFlag) Names() []string {
+	var out []string
+	for _, fn := range keySpecFlagNames {
+		if f&fn.f != 0 {
+			out = append(out, fn.name)
+		}
+	}
+	return out
+}
+
+// KeySpec says where a command's keys are, in Redis 7's "index begin_search + range
+// find_keys" form, which covers every key-taking command HotKV has; commands whose keys move
+// (a numkeys argument) use KeyNum instead of LastKey.
+type KeySpec struct {
+	Flags KeySpecFlag
+	// Begin is the index of the first key (begin_search index).
+	Begin int
+	// BeginKeyword, when set, starts the search after this keyword instead (begin_search
+	// keyword), scanning from Begin.
+	BeginKeyword string
+	// LastKey is relative to the first key: 0 one key, -1 the last argument, -2 the one
+	// before it (find_keys range lastkey).
+	LastKey int
+	// Step is the distance between keys (find_keys range keystep).
+	Step int
+	// Limit divides the remaining arguments (find_keys range limit); 0 for none.
+	Limit int
+	// KeyNumIdx, when > 0, makes this a keynum spec: the argument at Begin+KeyNumIdx-1... see
+	// Redis's find_keys keynum; HotKV uses it for EVAL-like commands.
+	KeyNumIdx, FirstKey int
+}
+
+// Handler runs a command. It writes exactly one reply through the context.
+type Handler func(c *Ctx)
+
+// Command is one row of the command table.
+type Command struct {
+	// Name is lower case ("gcra.limit"); subcommands are named without their container
+	// ("setname") and reported as "client|setname".
+	Name string
+	// Arity counts the command name: N means exactly N arguments, -N at least N.
+	Arity int
+	Flags Flag
+	// ACL lists the ACL categories without '@'.
+	ACL []string
+	// FirstKey, LastKey and Step are the legacy key positions of COMMAND INFO.
+	FirstKey, LastKey, Step int
+	KeySpecs                []KeySpec
+	// Group, Since, Complexity, Summary and Args feed COMMAND DOCS and docs/.
+	Group      string
+	Since      string
+	Complexity string
+	Summary    string
+	// Syntax is the argument list as in Redis's documentation ("key seconds [NX | XX]"); it
+	// is parsed into COMMAND DOCS arguments and printed in docs/.
+	Syntax string
+	Tips   []string
+	// Doc is extra reference text for docs/ (behaviour notes, differences from Redis).
+	Doc string
+
+	Handler Handler
+	// GetKeys returns key argument indexes when the key specs cannot express them.
+	GetKeys func(args [][]byte) []int
+	// Global marks commands that lock shards themselves (KEYS, SCAN, FLUSHDB, MOVE, ...):
+	// the dispatcher takes no lock for them.
+	Global bool
+
+	Subcommands []*Command
+	subByName   map[string]*Command
+	parent      *Command
+
+	// Runtime statistics for INFO commandstats (Redis's "runtime populated data").
+	Calls, Usec, RejectedCalls, FailedCalls atomic.Int64
+}
+
+// FullName is the name COMMAND and error messages use: "get", "client|setname".
+func (c *Command) FullName() string {
+	if c.parent != nil {
+		return c.parent.Name + "|" + c.Name
+	}
+	return c.Name
+}
+
+// Parent returns the container command of a subcommand, or nil.
+func (c *Command) Parent() *Command { return c.parent }
+
+// Sub finds a subcommand by lower-case name.
+func (c *Command) Sub(name string) *Command { return c.subByName[name] }
+
+// Table is the set of all commands, looked up by lower-case name.
+type Table struct {
+	byName map[string]*Command
+	all    []*Command
+}
+
+// NewTable builds a table from command rows, linking subcommands to their parents.
+func NewTable(cmds ...[]*Command) *Table {
+	t := &Table{byName: map[string]*Command{}}
+	for _, group := range cmds {
+		for _, c := range group {
+			if _, dup := t.byName[c.Name]; dup {
+				panic("command: duplicate command " + c.Name)
+			}
+			t.byName[c.Name] = c
+			t.all = append(t.all, c)
+			if len(c.Subcommands) > 0 {
+				c.subByName = map[string]*Command{}
+				for _, s := range c.Subcommands {
+					s.parent = c
+					if s.Group == "" {
+						s.Group = c.Group
+					}
+					c.subByName[s.Name] = s
+				}
+			}
+		}
+	}
+	sort.Slice(t.all, func(i, j int) bool { return t.all[i].Name < t.all[j].Name })
+	return t
+}
+
+// Lookup finds a command by name, case-insensitively, without allocating for names up to 32
+// bytes.
+func (t *Table) Lookup(name []byte) *Command {
+	var buf [32]byte
+	if len(name) <= len(buf) {
+		for i, ch := range name {
+			if ch >= 'A' && ch <= 'Z' {
+				ch += 'a' - 'A'
+			}
+			buf[i] = ch
+		}
+		return t.byName[string(buf[:len(name)])]
+	}
+	return t.byName[strings.ToLower(string(name))]
+}
+
+// All returns every top-level command sorted by name.
+func (t *Table) All() []*Command { return t.all }
+
+// Len is COMMAND COUNT: top-level commands.
+func (t *Table) Len() int { return len(t.all) }
+
+// CheckArity reports whether n arguments (counting the name) satisfy arity.
+func CheckArity(arity, n int) bool {
+	if arity >= 0 {
+		return n == arity
+	}
+	return n >= -arity
+}
+
+// KeyIndexes returns the argument indexes holding keys, from the legacy triple or GetKeys.
+// It allocates; the dispatcher uses the allocation-free single-key path instead.
+func (c *Command) KeyIndexes(args [][]byte) []int {
+	if c.GetKeys != nil {
+		return c.GetKeys(args)
+	}
+	if c.FirstKey <= 0 {
+		return nil
+	}
+	last := c.LastKey
+	if last < 0 {
+		last = len(args) + last
+	}
+	var out []int
+	for i := c.FirstKey; i <= last && i < len(args); i += max(1, c.Step) {
+		out = append(out, i)
+	}
+	return out
+}

@@ -1,0 +1,465 @@
+package command
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func connectionCommands() []*Command {
+	return []*Command{
+		{Name: "ping", Arity: -1, Flags: FlagFast, ACL: []string{"fast", "connection"},
+			Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "[message]",
+			Summary: "Returns the server's liveliness response.", Handler: pingCommand,
+			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}},
+		{Name: "echo", Arity: 2, Flags: FlagFast, ACL: []string{"fast", "connection"},
+			Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "message",
+			Summary: "Returns the given string.", Handler: echoCommand},
+		{Name: "quit", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
+			ACL: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0", Complexity: "O(1)",
+			Summary: "Closes the connection.", Handler: quitCommand},
+		{Name: "reset", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
+			ACL: []string{"fast", "connection"}, Group: "connection", Since: "6.2.0", Complexity: "O(1)",
+			Summary: "Resets the connection.", Handler: resetCommand},
+		{Name: "hello", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
+			ACL: []string{"fast", "connection"}, Group: "connection", Since: "6.0.0", Complexity: "O(1)",
+			Syntax:  "[protover [AUTH username password] [SETNAME clientname]]",
+			Summary: "Handshakes with the server.", Handler: helloCommand},
+		{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"},
+			Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "index",
+			Summary: "Changes the selected database.", Handler: selectCommand},
+		{Name: "auth", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
+			ACL: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0",
+			Complexity: "O(N) where N is the number of passwords defined for the user", Syntax: "[username] password",
+			Summary: "Authenticates the connection.", Handler: authCommand},
+		{Name: "client", Arity: -2, ACL: []string{"slow"}, Group: "connection", Since: "2.4.0",
+			Complexity: "Depends on subcommand.", Summary: "A container for client connection commands.",
+			Subcommands: clientSubcommands()},
+	}
+}
+
+func pingCommand(c *Ctx) {
+	switch len(c.Args) {
+	case 1:
+		c.W.Simple("PONG")
+	case 2:
+		c.W.Bulk(c.Args[1])
+	default:
+		c.ArityError()
+	}
+}
+
+func echoCommand(c *Ctx) { c.W.Bulk(c.Args[1]) }
+
+func quitCommand(c *Ctx) {
+	c.W.OK()
+	c.Client.CloseAfterReply = true
+}
+
+// resetCommand returns the connection to its just-connected state, as Redis 6.2's RESET:
+// database 0, RESP2, no name, tracking and subscriptions off.
+func resetCommand(c *Ctx) {
+	c.SelectDB(0)
+	c.Client.Name = ""
+	c.Client.NoEvict = false
+	c.Client.NoTouch = false
+	c.W.Proto = 2
+	c.W.Simple("RESET")
+}
+
+func helloCommand(c *Ctx) {
+	proto := c.W.Proto
+	i := 1
+	if len(c.Args) >= 2 {
+		v, ok := strconvInt(c.Args[1])
+		if !ok {
+			c.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v < 2 || v > 3 {
+			c.Error("NOPROTO unsupported protocol version")
+			return
+		}
+		proto = int(v)
+		i = 2
+	}
+	var setName []byte
+	hasName := false
+	for ; i < len(c.Args); i++ {
+		more := len(c.Args) - 1 - i
+		switch {
+		case c.ArgIs(i, "auth") && more >= 2:
+			user, pass := string(c.Args[i+1]), string(c.Args[i+2])
+			if ok, _ := c.Srv.CheckPassword(user, pass); !ok {
+				c.Error("WRONGPASS invalid username-password pair or user is disabled.")
+				return
+			}
+			c.Client.Authenticated = true
+			c.Client.User = user
+			i += 2
+		case c.ArgIs(i, "setname") && more >= 1:
+			setName = c.Args[i+1]
+			hasName = true
+			i++
+		default:
+			c.Error("ERR Syntax error in HELLO option '" + string(c.Args[i]) + "'")
+			return
+		}
+	}
+	if !c.Client.Authenticated {
+		c.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if hasName {
+		if msg := validClientName(setName); msg != "" {
+			c.Error(msg)
+			return
+		}
+		c.Client.Name = string(setName)
+	}
+	c.W.Proto = proto
+	c.W.Map(7)
+	c.W.BulkString("server")
+	c.W.BulkString("redis")
+	c.W.BulkString("version")
+	c.W.BulkString(c.Srv.Version())
+	c.W.BulkString("proto")
+	c.W.Int(int64(proto))
+	c.W.BulkString("id")
+	c.W.Int(c.Client.ID)
+	c.W.BulkString("mode")
+	c.W.BulkString("standalone")
+	c.W.BulkString("role")
+	c.W.BulkString("master")
+	c.W.BulkString("modules")
+	c.W.Array(0)
+}
+
+func strconvInt(b []byte) (int64, bool) {
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	return v, err == nil
+}
+
+func selectCommand(c *Ctx) {
+	v, ok := c.Int(1)
+	if !ok {
+		return
+	}
+	if v < 0 || v >= int64(c.Store.NumDBs()) {
+		c.Error(ErrDBRange)
+		return
+	}
+	c.SelectDB(int(v))
+	c.W.OK()
+}
+
+func authCommand(c *Ctx) {
+	if len(c.Args) > 3 {
+		c.Syntax()
+		return
+	}
+	user, pass := "default", string(c.Args[1])
+	if len(c.Args) == 3 {
+		user, pass = string(c.Args[1]), string(c.Args[2])
+	}
+	ok, configured := c.Srv.CheckPassword(user, pass)
+	if !configured && len(c.Args) == 2 {
+		c.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if !ok {
+		c.Error("WRONGPASS invalid username-password pair or user is disabled.")
+		return
+	}
+	c.Client.Authenticated = true
+	c.Client.User = user
+	c.W.OK()
+}
+
+// validClientName applies Redis's rule: no spaces, newlines or other special characters.
+func validClientName(name []byte) string {
+	for _, ch := range name {
+		if ch < '!' || ch > '~' {
+			return "ERR Client names cannot contain spaces, newlines or special characters."
+		}
+	}
+	return ""
+}
+
+func clientSubcommands() []*Command {
+	sub := func(name string, arity int, flags Flag, syntax, summary string, h Handler) *Command {
+		return &Command{Name: name, Arity: arity, Flags: flags | FlagNoScript | FlagLoading | FlagStale,
+			ACL: []string{"slow", "connection"}, Since: "2.4.0", Complexity: "O(1)",
+			Syntax: syntax, Summary: summary, Handler: h}
+	}
+	list := sub("list", -2, FlagAdmin, "[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]",
+		"Lists open connections.", clientListCommand)
+	list.Complexity = "O(N) where N is the number of client connections"
+	list.ACL = []string{"admin", "slow", "dangerous", "connection"}
+	kill := sub("kill", -3, FlagAdmin, "<ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>]> [[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>] ...]>",
+		"Terminates open connections.", clientKillCommand)
+	kill.Complexity = "O(N) where N is the number of client connections"
+	kill.ACL = []string{"admin", "slow", "dangerous", "connection"}
+	return []*Command{
+		sub("id", 2, 0, "", "Returns the unique client ID of the connection.", func(c *Ctx) { c.W.Int(c.Client.ID) }),
+		sub("setname", 3, 0, "connection-name", "Sets the connection name.", clientSetNameCommand),
+		sub("getname", 2, 0, "", "Returns the name of the connection.", func(c *Ctx) {
+			if c.Client.Name == "" {
+				c.W.Null()
+				return
+			}
+			c.W.BulkString(c.Client.Name)
+		}),
+		list,
+		sub("info", 2, 0, "", "Returns information about the connection.", func(c *Ctx) {
+			c.W.Verbatim("txt", clientInfoLine(c.Client, c.Now)+"\n")
+		}),
+		kill,
+		sub("setinfo", 4, 0, "<LIB-NAME libname | LIB-VER libver>", "Sets information specific to the client or connection.", clientSetInfoCommand),
+		sub("no-evict", 3, FlagAdmin, "<ON | OFF>", "Sets the client eviction mode of the connection.", func(c *Ctx) {
+			if on, ok := onOff(c); ok {
+				c.Client.NoEvict = on
+				c.W.OK()
+			}
+		}),
+		sub("no-touch", 3, 0, "<ON | OFF>", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", func(c *Ctx) {
+			if on, ok := onOff(c); ok {
+				c.Client.NoTouch = on
+				c.W.OK()
+			}
+		}),
+		sub("help", 2, 0, "", "Returns helpful text about the different subcommands.", clientHelpCommand),
+	}
+}
+
+func onOff(c *Ctx) (bool, bool) {
+	switch {
+	case c.ArgIs(2, "on"):
+		return true, true
+	case c.ArgIs(2, "off"):
+		return false, true
+	}
+	c.Syntax()
+	return false, false
+}
+
+func clientSetNameCommand(c *Ctx) {
+	if msg := validClientName(c.Args[2]); msg != "" {
+		c.Error(msg)
+		return
+	}
+	c.Client.Name = string(c.Args[2])
+	c.W.OK()
+}
+
+func clientSetInfoCommand(c *Ctx) {
+	val := c.Args[3]
+	for _, ch := range val {
+		if ch < '!' || ch > '~' {
+			c.Error("ERR " + string(c.Args[2]) + " cannot contain spaces, newlines or special characters.")
+			return
+		}
+	}
+	switch {
+	case c.ArgIs(2, "lib-name"):
+		c.Client.LibName = string(val)
+	case c.ArgIs(2, "lib-ver"):
+		c.Client.LibVer = string(val)
+	default:
+		c.Error("ERR Unrecognized option '" + string(c.Args[2]) + "'")
+		return
+	}
+	c.W.OK()
+}
+
+// clientInfoLine renders one CLIENT LIST line with Redis 7's fields.
+func clientInfoLine(cl *Client, nowMs int64) string {
+	age := int64(time.Since(cl.CreatedAt).Seconds())
+	idle := (time.Now().UnixMilli() - cl.LastInteraction.Load()) / 1000
+	if idle < 0 {
+		idle = 0
+	}
+	last := "NULL"
+	if cmd := cl.LastCmd.Load(); cmd != nil {
+		last = cmd.FullName()
+	}
+	proto := 2
+	if cl.Writer != nil {
+		proto = cl.Writer.Proto
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		cl.ID, cl.Addr, cl.LAddr, cl.FD, cl.Name, age, idle, cl.Flags, cl.DB, last, cl.User, proto, cl.LibName, cl.LibVer)
+}
+
+func clientListCommand(c *Ctx) {
+	clients := c.Srv.Clients()
+	var ids map[int64]bool
+	for i := 2; i < len(c.Args); i++ {
+		switch {
+		case c.ArgIs(i, "type") && i+1 < len(c.Args):
+			t := strings.ToLower(string(c.Args[i+1]))
+			switch t {
+			case "normal", "master", "replica", "slave", "pubsub":
+			default:
+				c.Error("ERR Unknown client type '" + string(c.Args[i+1]) + "'")
+				return
+			}
+			if t != "normal" {
+				clients = nil // only normal clients exist until replication and pub/sub arrive
+			}
+			i++
+		case c.ArgIs(i, "id") && i+1 < len(c.Args):
+			ids = map[int64]bool{}
+			for i++; i < len(c.Args); i++ {
+				id, ok := strconvInt(c.Args[i])
+				if !ok || id <= 0 {
+					c.Error("ERR Invalid client ID")
+					return
+				}
+				ids[id] = true
+			}
+		default:
+			c.Syntax()
+			return
+		}
+	}
+	sortClients(clients)
+	var b strings.Builder
+	for _, cl := range clients {
+		if ids != nil && !ids[cl.ID] {
+			continue
+		}
+		b.WriteString(clientInfoLine(cl, c.Now))
+		b.WriteByte('\n')
+	}
+	c.W.Verbatim("txt", b.String())
+}
+
+func sortClients(cs []*Client) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j-1].ID > cs[j].ID; j-- {
+			cs[j-1], cs[j] = cs[j], cs[j-1]
+		}
+	}
+}
+
+// clientKillCommand supports the old `CLIENT KILL addr` form and the filter form.
+func clientKillCommand(c *Ctx) {
+	if len(c.Args) == 3 {
+		addr := string(c.Args[2])
+		n := c.Srv.KillClients(func(cl *Client) bool { return cl.Addr == addr })
+		if n == 0 {
+			c.Error("ERR No such client")
+			return
+		}
+		c.W.OK()
+		return
+	}
+	var (
+		id           int64
+		addr, laddr  string
+		user, typ    string
+		skipMe       = true
+		filterByType bool
+	)
+	if (len(c.Args)-2)%2 != 0 {
+		c.Syntax()
+		return
+	}
+	for i := 2; i < len(c.Args); i += 2 {
+		v := string(c.Args[i+1])
+		switch {
+		case c.ArgIs(i, "id"):
+			n, ok := strconvInt(c.Args[i+1])
+			if !ok || n <= 0 {
+				c.Error("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case c.ArgIs(i, "type"):
+			typ = strings.ToLower(v)
+			switch typ {
+			case "normal", "master", "replica", "slave", "pubsub":
+			default:
+				c.Error("ERR Unknown client type '" + v + "'")
+				return
+			}
+			filterByType = true
+		case c.ArgIs(i, "addr"):
+			addr = v
+		case c.ArgIs(i, "laddr"):
+			laddr = v
+		case c.ArgIs(i, "user"):
+			user = v
+		case c.ArgIs(i, "skipme"):
+			switch strings.ToLower(v) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				c.Syntax()
+				return
+			}
+		default:
+			c.Syntax()
+			return
+		}
+	}
+	self := c.Client.ID
+	n := c.Srv.KillClients(func(cl *Client) bool {
+		if skipMe && cl.ID == self {
+			return false
+		}
+		if id != 0 && cl.ID != id {
+			return false
+		}
+		if addr != "" && cl.Addr != addr {
+			return false
+		}
+		if laddr != "" && cl.LAddr != laddr {
+			return false
+		}
+		if user != "" && cl.User != user {
+			return false
+		}
+		if filterByType && typ != "normal" {
+			return false
+		}
+		return true
+	})
+	c.W.Int(int64(n))
+}
+
+func clientHelpCommand(c *Ctx) {
+	lines := []string{
+		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"GETNAME",
+		"    Return the name of the current connection.",
+		"ID",
+		"    Return the ID of the current connection.",
+		"INFO",
+		"    Return information about the current client connection.",
+		"KILL <ip:port>",
+		"    Kill connection made from <ip:port>.",
+		"KILL <option> <value> [<option> <value> [...]]",
+		"    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME.",
+		"LIST [options ...]",
+		"    Return information about client connections. Options: TYPE, ID.",
+		"SETNAME <name>",
+		"    Assign the name <name> to the current connection.",
+		"SETINFO <option> <value>",
+		"    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+		"NO-EVICT (ON|OFF)",
+		"    Protect current client connection from eviction.",
+		"NO-TOUCH (ON|OFF)",
+		"    Will not touch LRU/LFU stats when this mode is on.",
+		"HELP",
+		"    Print this help.",
+	}
+	c.W.Array(len(lines))
+	for _, l := range lines {
+		c.W.Simple(l)
+	}
+}

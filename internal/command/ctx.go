@@ -1,0 +1,239 @@
+package command
+
+import (
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/store"
+)
+
+// Shared error replies, worded exactly as Redis 7 words them (src/server.c createSharedObjects).
+const (
+	ErrWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	ErrNotInt      = "ERR value is not an integer or out of range"
+	ErrNotFloat    = "ERR value is not a valid float"
+	ErrSyntax      = "ERR syntax error"
+	ErrNoSuchKey   = "ERR no such key"
+	ErrOverflow    = "ERR increment or decrement would overflow"
+	ErrDBRange     = "ERR DB index is out of range"
+	ErrSameObject  = "ERR source and destination objects are the same"
+	ErrInvalidExp  = "ERR invalid expire time in '%s' command"
+	ErrBitOffset   = "ERR bit offset is not an integer or out of range"
+	ErrBitValue    = "ERR bit is not an integer or out of range"
+	ErrStringLimit = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+)
+
+// Client is the per-connection state that commands read and change (SELECT, HELLO, CLIENT
+// SETNAME ...). The server owns the connection and embeds this.
+type Client struct {
+	ID        int64
+	DB        int
+	Name      string
+	LibName   string
+	LibVer    string
+	Addr      string
+	LAddr     string
+	FD        int
+	CreatedAt time.Time
+	// LastInteraction is the time of the last command, for CLIENT LIST idle.
+	LastInteraction atomic.Int64
+	LastCmd         atomic.Pointer[Command]
+	// Authenticated is false only while a password is required and not given yet.
+	Authenticated bool
+	User          string
+	NoEvict       bool
+	NoTouch       bool
+	// Flags for CLIENT LIST ("N" normal).
+	Flags string
+
+	// Kill closes the connection from another goroutine (CLIENT KILL).
+	Kill func()
+
+	// CloseAfterReply is set by QUIT: the connection flushes and closes.
+	CloseAfterReply bool
+	// Writer is the connection's reply writer; HELLO switches its protocol.
+	Writer *resp.Writer
+}
+
+// Server is what handlers may ask of the server around them. It is an interface so that
+// internal/command does not import internal/server (ARCHITECTURE.md §8).
+type Server interface {
+	// Clock is the server clock that DEBUG CLOCK steers.
+	Clock() *clock.Debuggable
+	// Info renders INFO for the requested sections ("" for the default set).
+	Info(sections []string) string
+	// ConfigGet returns name/value pairs of directives matching any pattern.
+	ConfigGet(patterns []string) [][2]string
+	// ConfigSet applies name/value pairs atomically; the error is the reply text.
+	ConfigSet(pairs [][2]string) error
+	// ResetStats is CONFIG RESETSTAT.
+	ResetStats()
+	// Clients lists connected clients.
+	Clients() []*Client
+	// KillClients closes every client for which match returns true and reports how many.
+	KillClients(match func(*Client) bool) int
+	// Shutdown stops the server; save chooses SAVE/NOSAVE/default (-1/0/1 is nosave/default/save).
+	Shutdown(mode int) error
+	// DebugAllowed reports whether DEBUG may run for this client.
+	DebugAllowed(c *Client) bool
+	// ErrorStat counts an error reply by its code, for INFO errorstats.
+	ErrorStat(code string)
+	// LastSave is the Unix time of the last successful save.
+	LastSave() int64
+	// ProtoMaxBulkLen is the current proto-max-bulk-len, bounding string growth.
+	ProtoMaxBulkLen() int64
+	// Table is the command table, for COMMAND.
+	Table() *Table
+	// Version is the server version string.
+	Version() string
+	// RunID identifies this process, for INFO and HELLO.
+	RunID() string
+	// Dirty counts writes since the last save.
+	AddDirty(n int64)
+	// RequirePass reports whether the default user needs a password (AUTH).
+	CheckPassword(user, pass string) (ok bool, configured bool)
+}
+
+// Ctx carries one command through its handler: the arguments, the reply writer, the client,
+// the selected database and the command time, frozen for the whole command (and for a whole
+// MULTI/EXEC or script).
+type Ctx struct {
+	Args   [][]byte
+	W      *resp.Writer
+	Client *Client
+	Srv    Server
+	Store  *store.Store
+	DB     *store.DB
+	// Now is the command time in Unix ms (spec §2.3).
+	Now int64
+	Cmd *Command
+	// ClockChanged is set by DEBUG CLOCK so the connection re-reads the time before the
+	// next command of the same batch.
+	ClockChanged bool
+
+	failed bool
+	// locked records the shards the dispatcher locked, released after the handler.
+	locked    [8]*store.Shard
+	nlocked   int
+	moreLocks []*store.Shard
+	// allLocked is set when every shard is already held (MULTI/EXEC with a global command);
+	// self-locking helpers then skip their locks.
+	allLocked bool
+}
+
+// Error writes an error reply and counts it in INFO errorstats and the command's failed calls.
+func (c *Ctx) Error(msg string) {
+	c.W.Error(msg)
+	c.failed = true
+	code := msg
+	if i := strings.IndexByte(msg, ' '); i > 0 {
+		code = msg[:i]
+	}
+	if !resp.IsErrorCode(code) {
+		code = "ERR"
+	}
+	if c.Srv != nil {
+		c.Srv.ErrorStat(code)
+	}
+}
+
+// WrongType replies WRONGTYPE.
+func (c *Ctx) WrongType() { c.Error(ErrWrongType) }
+
+// Syntax replies "ERR syntax error".
+func (c *Ctx) Syntax() { c.Error(ErrSyntax) }
+
+// ArityError replies Redis's wrong-number-of-arguments error for the current command.
+func (c *Ctx) ArityError() {
+	c.Error("ERR wrong number of arguments for '" + c.Cmd.FullName() + "' command")
+}
+
+// Int parses argument i as a Redis integer, replying ErrNotInt on failure.
+func (c *Ctx) Int(i int) (int64, bool) {
+	v, ok := resp.ParseInt(c.Args[i])
+	if !ok {
+		c.Error(ErrNotInt)
+	}
+	return v, ok
+}
+
+// ArgIs reports whether argument i equals word, ignoring ASCII case.
+func (c *Ctx) ArgIs(i int, word string) bool { return EqualFold(c.Args[i], word) }
+
+// EqualFold compares b with an ASCII word, ignoring case, without allocating.
+func EqualFold(b []byte, word string) bool {
+	if len(b) != len(word) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], word[i]
+		if x >= 'A' && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if y >= 'A' && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// SelectDB switches the client's database.
+func (c *Ctx) SelectDB(i int) {
+	c.Client.DB = i
+	c.DB = c.Store.DB(i)
+}
+
+// LockShard locks s for a Global command, unless the whole store is already held. It is
+// released after the handler returns. Callers lock in ascending (database, shard) order.
+func (c *Ctx) LockShard(s *store.Shard) {
+	if c.allLocked {
+		return
+	}
+	s.Lock()
+	c.pushLock(s)
+}
+
+// UnlockAll releases every shard taken through the context, early; Global commands that
+// visit shards one at a time call it between shards.
+func (c *Ctx) UnlockAll() {
+	for i := c.nlocked - 1; i >= 0; i-- {
+		c.locked[i].Unlock()
+		c.locked[i] = nil
+	}
+	c.nlocked = 0
+	for i := len(c.moreLocks) - 1; i >= 0; i-- {
+		c.moreLocks[i].Unlock()
+	}
+	c.moreLocks = c.moreLocks[:0]
+}
+
+func (c *Ctx) pushLock(s *store.Shard) {
+	if c.nlocked < len(c.locked) {
+		c.locked[c.nlocked] = s
+		c.nlocked++
+		return
+	}
+	c.moreLocks = append(c.moreLocks, s)
+}
+
+// WithShard runs fn with one shard locked (or already held), for Global commands that walk
+// the keyspace shard by shard.
+func (c *Ctx) WithShard(s *store.Shard, fn func()) {
+	if c.allLocked {
+		fn()
+		return
+	}
+	s.Lock()
+	defer s.Unlock()
+	fn()
+}
+
+// itoa is strconv.Itoa for int64, for building replies off the hot path.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

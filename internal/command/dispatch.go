@@ -1,0 +1,210 @@
+package command
+
+import (
+	"sort"
+	"strings"
+	_ "unsafe" // for go:linkname
+
+	"github.com/hotkv/hotkv/internal/store"
+)
+
+// nanotime is the runtime's monotonic clock: half the cost of time.Now, and commandstats reads
+// it twice per command.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// Exec runs one command: lookup, arity, locking and the handler, then statistics. c.Args,
+// c.W, c.Client, c.Srv, c.Store, c.DB and c.Now must be set. The reply, including any error,
+// is appended to c.W.
+func (t *Table) Exec(c *Ctx) {
+	cmd := t.resolve(c)
+	if cmd == nil {
+		return
+	}
+	c.Cmd = cmd
+	c.failed = false
+	c.Client.LastCmd.Store(cmd)
+	start := nanotime()
+	c.lockFor(cmd)
+	cmd.Handler(c)
+	c.UnlockAll()
+	cmd.Usec.Add((nanotime() - start) / 1000)
+	cmd.Calls.Add(1)
+	if c.failed {
+		cmd.FailedCalls.Add(1)
+	}
+}
+
+// resolve finds the command or subcommand and checks arity, replying the error itself when
+// there is one.
+func (t *Table) resolve(c *Ctx) *Command {
+	cmd := t.Lookup(c.Args[0])
+	if cmd == nil {
+		c.Error(unknownCommand(c.Args))
+		return nil
+	}
+	if len(cmd.Subcommands) > 0 {
+		if len(c.Args) < 2 {
+			c.Cmd = cmd
+			c.ArityError()
+			cmd.RejectedCalls.Add(1)
+			return nil
+		}
+		sub := cmd.subByName[strings.ToLower(string(c.Args[1]))]
+		if sub == nil {
+			c.Error("ERR unknown subcommand '" + truncate(string(c.Args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
+			cmd.RejectedCalls.Add(1)
+			return nil
+		}
+		cmd = sub
+	}
+	if !CheckArity(cmd.Arity, len(c.Args)) {
+		c.Cmd = cmd
+		c.ArityError()
+		cmd.RejectedCalls.Add(1)
+		return nil
+	}
+	return cmd
+}
+
+// unknownCommand words the error as Redis 7 does, quoting up to 128 bytes of the name and of
+// the first arguments.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(truncate(string(args[0]), 128))
+	b.WriteString("', with args beginning with: ")
+	for _, a := range args[1:] {
+		if b.Len() >= 512 {
+			break
+		}
+		b.WriteByte('\'')
+		b.WriteString(truncate(string(a), 128))
+		b.WriteString("' ")
+	}
+	return b.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// lockFor takes the shard locks a command's keys need, in ascending order.
+func (c *Ctx) lockFor(cmd *Command) {
+	if cmd.Global || c.allLocked {
+		return
+	}
+	if cmd.GetKeys == nil && cmd.FirstKey > 0 && cmd.LastKey == cmd.FirstKey {
+		// The common case: one key, one shard, no allocation.
+		if cmd.FirstKey < len(c.Args) {
+			c.LockShard(c.DB.ShardFor(c.Args[cmd.FirstKey]))
+		}
+		return
+	}
+	idx := cmd.KeyIndexes(c.Args)
+	if len(idx) == 0 {
+		return
+	}
+	shards := make([]int, 0, len(idx))
+	for _, i := range idx {
+		shards = append(shards, c.Store.ShardIndex(c.Args[i]))
+	}
+	sort.Ints(shards)
+	prev := -1
+	for _, s := range shards {
+		if s != prev {
+			c.LockShard(c.DB.Shard(s))
+			prev = s
+		}
+	}
+}
+
+// LockAll locks every shard of every database, in order, for a global transaction; the
+// handlers that run meanwhile take no locks of their own.
+func (c *Ctx) LockAll() {
+	for i := 0; i < c.Store.NumDBs(); i++ {
+		db := c.Store.DB(i)
+		for j := 0; j < db.NumShards(); j++ {
+			s := db.Shard(j)
+			s.Lock()
+			c.pushLock(s)
+		}
+	}
+	c.allLocked = true
+}
+
+// UnlockAllGlobal releases a global transaction's locks.
+func (c *Ctx) UnlockAllGlobal() {
+	c.allLocked = false
+	c.UnlockAll()
+}
+
+// LockDBs locks every shard of the given databases in global order, for commands like SWAPDB,
+// MOVE and COPY that span databases. The shards are released after the handler.
+func (c *Ctx) LockDBs(dbs ...int) {
+	if c.allLocked {
+		return
+	}
+	sort.Ints(dbs)
+	prev := -1
+	for _, d := range dbs {
+		if d == prev {
+			continue
+		}
+		prev = d
+		db := c.Store.DB(d)
+		for j := 0; j < db.NumShards(); j++ {
+			c.LockShard(db.Shard(j))
+		}
+	}
+}
+
+// LockKeysIn locks the shards of keys in database db, plus the shards of keys2 in db2, in
+// global order (database, then shard); MOVE and COPY use it.
+func (c *Ctx) LockKeysIn(db int, keys [][]byte, db2 int, keys2 [][]byte) {
+	if c.allLocked {
+		return
+	}
+	type ref struct{ db, shard int }
+	var refs []ref
+	for _, k := range keys {
+		refs = append(refs, ref{db, c.Store.ShardIndex(k)})
+	}
+	for _, k := range keys2 {
+		refs = append(refs, ref{db2, c.Store.ShardIndex(k)})
+	}
+	sort.Slice(refs, func(i, j int) bool {
+		if refs[i].db != refs[j].db {
+			return refs[i].db < refs[j].db
+		}
+		return refs[i].shard < refs[j].shard
+	})
+	for i, r := range refs {
+		if i > 0 && r == refs[i-1] {
+			continue
+		}
+		c.LockShard(c.Store.DB(r.db).Shard(r.shard))
+	}
+}
+
+// Lookup is the handler's read of a key in the selected database (lazy expiry included).
+func (c *Ctx) Lookup(key []byte) *store.Entry { return c.DB.Lookup(key, c.Now) }
+
+// LookupRead is Lookup for read commands: it counts keyspace hits and misses.
+func (c *Ctx) LookupRead(key []byte) *store.Entry {
+	if c.Client.NoTouch {
+		return c.DB.Lookup(key, c.Now)
+	}
+	return c.DB.LookupRead(key, c.Now)
+}
+
+// Dirty records n changes for save points and INFO.
+func (c *Ctx) Dirty(n int64) {
+	if c.Srv != nil && n > 0 {
+		c.Srv.AddDirty(n)
+	}
+}

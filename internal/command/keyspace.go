@@ -1,0 +1,3 @@
+package command
+
+func keyspaceCommands() []*Command { return nil }

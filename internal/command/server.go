@@ -1,0 +1,3 @@
+package command
+
+func serverCommands() []*Command { return nil }

@@ -1,0 +1,3 @@
+package command
+
+func stringCommands() []*Command { return nil }

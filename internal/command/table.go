@@ -1,0 +1,16 @@
+package command
+
+// groups lists every command group's rows. Each group file has a function returning fresh rows, so adding a
+// command touches one file.
+func groups() [][]*Command {
+	return [][]*Command{
+		connectionCommands(),
+		keyspaceCommands(),
+		stringCommands(),
+		bitCommands(),
+		serverCommands(),
+	}
+}
+
+// Default builds the full command table. Each call returns fresh rows, so in-process servers in tests keep separate statistics.
+func Default() *Table { return NewTable(groups()...) }

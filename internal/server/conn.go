@@ -1,0 +1,142 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// flushThreshold bounds the reply buffer inside one read batch: a client pipelining thousands
+// of large GETs gets its replies in pieces instead of growing one huge buffer.
+const flushThreshold = 64 * 1024
+
+// conn is one client connection, served by its own goroutine (ARCHITECTURE.md §1).
+type conn struct {
+	command.Client
+	srv *Server
+	nc  net.Conn
+	rd  *resp.Reader
+	w   *resp.Writer
+	ctx command.Ctx
+
+	killOnce sync.Once
+	killed   bool
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	c := &conn{srv: s, nc: nc}
+	c.ID = s.nextID.Add(1)
+	c.Addr = nc.RemoteAddr().String()
+	c.LAddr = nc.LocalAddr().String()
+	c.CreatedAt = time.Now()
+	c.LastInteraction.Store(time.Now().UnixMilli())
+	c.Authenticated = true
+	c.User = "default"
+	c.Flags = "N"
+	c.rd = resp.NewReader(nc)
+	c.w = resp.NewWriter()
+	c.Writer = c.w
+	c.Kill = c.kill
+	c.ctx = command.Ctx{W: c.w, Client: &c.Client, Srv: s, Store: s.store}
+	s.mu.Lock()
+	s.clients[c.ID] = c
+	s.mu.Unlock()
+	return c
+}
+
+// kill closes the connection from any goroutine; its serve loop then ends.
+func (c *conn) kill() {
+	c.killOnce.Do(func() {
+		c.killed = true
+		_ = c.nc.Close()
+	})
+}
+
+// serve is the connection loop: read once, run every complete command in the buffer, write
+// all their replies with one syscall (ARCHITECTURE.md §1).
+func (c *conn) serve() {
+	s := c.srv
+	defer func() {
+		s.mu.Lock()
+		delete(s.clients, c.ID)
+		s.mu.Unlock()
+		_ = c.nc.Close()
+	}()
+	for {
+		c.rd.MaxBulkLen = s.maxBulk.Load()
+		if t := s.timeoutSec.Load(); t > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		}
+		before := c.rd.Buffered()
+		if err := c.rd.Fill(); err != nil {
+			return
+		}
+		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
+		if !c.runBatch() {
+			return
+		}
+	}
+}
+
+// runBatch executes every complete command buffered and flushes the replies. It returns false
+// when the connection must close.
+func (c *conn) runBatch() bool {
+	s := c.srv
+	now := s.clock.NowMs()
+	n := 0
+	for {
+		args, err := c.rd.Next()
+		if err != nil {
+			var pe *resp.ProtocolError
+			if errors.As(err, &pe) {
+				c.ctx.Error("ERR " + pe.Msg)
+			}
+			s.log.Debug("protocol error from client", "id", c.ID, "addr", c.Addr, "err", err)
+			c.flush()
+			return false
+		}
+		if args == nil {
+			break
+		}
+		n++
+		// The command time is read once per batch; a long batch or a DEBUG CLOCK change
+		// refreshes it so that no command runs on a stale time.
+		if n&1023 == 0 || c.ctx.ClockChanged {
+			now = s.clock.NowMs()
+			c.ctx.ClockChanged = false
+		}
+		c.ctx.Args = args
+		c.ctx.Now = now
+		c.ctx.DB = s.store.DB(c.DB)
+		s.table.Exec(&c.ctx)
+		s.stats.commandsProcessed.Add(1)
+		if c.CloseAfterReply {
+			c.flush()
+			return false
+		}
+		if c.w.Len() >= flushThreshold {
+			if !c.flush() {
+				return false
+			}
+		}
+	}
+	c.LastInteraction.Store(time.Now().UnixMilli())
+	return c.flush()
+}
+
+func (c *conn) flush() bool {
+	if c.w.Len() == 0 {
+		return true
+	}
+	n, err := c.nc.Write(c.w.Buf)
+	c.srv.stats.netOutput.Add(int64(n))
+	c.w.Reset()
+	if cap(c.w.Buf) > 1<<20 {
+		c.w.Buf = nil // drop a buffer grown by one huge reply
+	}
+	return err == nil
+}

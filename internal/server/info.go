@@ -1,0 +1,242 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/command"
+)
+
+// infoSections are INFO's sections in Redis's order; def marks the default set.
+var infoSections = []struct {
+	name string
+	def  bool
+}{
+	{"server", true}, {"clients", true}, {"memory", true}, {"persistence", true},
+	{"stats", true}, {"replication", true}, {"cpu", true}, {"modules", true},
+	{"commandstats", false}, {"errorstats", true}, {"cluster", true}, {"keyspace", true},
+}
+
+// Info renders INFO with Redis's section and field names, so tools that parse Redis's INFO
+// (redis_exporter, dashboards, client health checks) read HotKV unchanged.
+func (s *Server) Info(req []string) string {
+	want := map[string]bool{}
+	all, everything := false, false
+	if len(req) == 0 {
+		req = []string{"default"}
+	}
+	for _, r := range req {
+		r = strings.ToLower(r)
+		switch r {
+		case "default":
+			for _, sec := range infoSections {
+				if sec.def {
+					want[sec.name] = true
+				}
+			}
+		case "all":
+			all = true
+		case "everything":
+			everything = true
+		default:
+			want[r] = true
+		}
+	}
+	var b strings.Builder
+	for _, sec := range infoSections {
+		if !(want[sec.name] || everything || (all && sec.name != "modules")) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		fmt.Fprintf(&b, "# %s\r\n", strings.ToUpper(sec.name[:1])+sec.name[1:])
+		switch sec.name {
+		case "server":
+			s.infoServer(&b)
+		case "clients":
+			s.infoClients(&b)
+		case "memory":
+			s.infoMemory(&b)
+		case "persistence":
+			s.infoPersistence(&b)
+		case "stats":
+			s.infoStats(&b)
+		case "replication":
+			b.WriteString("role:master\r\nconnected_slaves:0\r\n")
+			fmt.Fprintf(&b, "master_replid:%s\r\nmaster_repl_offset:0\r\n", s.runID)
+		case "cpu":
+			var ru syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+			fmt.Fprintf(&b, "used_cpu_sys:%.6f\r\nused_cpu_user:%.6f\r\n",
+				tv(ru.Stime), tv(ru.Utime))
+		case "modules":
+		case "commandstats":
+			s.infoCommandStats(&b)
+		case "errorstats":
+			s.stats.errMu.Lock()
+			codes := make([]string, 0, len(s.stats.errorStats))
+			for k := range s.stats.errorStats {
+				codes = append(codes, k)
+			}
+			sort.Strings(codes)
+			for _, k := range codes {
+				fmt.Fprintf(&b, "errorstat_%s:count=%d\r\n", k, s.stats.errorStats[k])
+			}
+			s.stats.errMu.Unlock()
+		case "cluster":
+			b.WriteString("cluster_enabled:0\r\n")
+		case "keyspace":
+			for i := 0; i < s.store.NumDBs(); i++ {
+				keys, expires := s.store.DB(i).Expires()
+				if keys > 0 {
+					fmt.Fprintf(&b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, keys, expires)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+
+func (s *Server) infoServer(b *strings.Builder) {
+	port := s.cfg.GetInt("port")
+	up := time.Since(s.start)
+	fmt.Fprintf(b, "redis_version:%s\r\nhotkv_version:%s\r\nredis_mode:standalone\r\nos:%s %s\r\n",
+		RedisVersion, Version, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(b, "arch_bits:64\r\ngo_version:%s\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n",
+		runtime.Version(), pid, s.runID, port)
+	fmt.Fprintf(b, "server_time_usec:%d\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\nhz:%d\r\n",
+		s.clock.NowMs()*1000, int64(up.Seconds()), int64(up.Hours()/24), s.hz.Load())
+	exe, _ := os.Executable()
+	fmt.Fprintf(b, "executable:%s\r\nconfig_file:\r\n", exe)
+}
+
+func (s *Server) infoClients(b *strings.Builder) {
+	s.mu.Lock()
+	n := len(s.clients)
+	s.mu.Unlock()
+	fmt.Fprintf(b, "connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:0\r\ntracking_clients:0\r\n",
+		n, s.maxClients.Load())
+}
+
+// memSamples are the runtime metrics behind INFO memory.
+var memSamples = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/total:bytes"},
+	{Name: "/gc/cycles/total:gc-cycles"},
+}
+
+func (s *Server) infoMemory(b *strings.Builder) {
+	samples := make([]metrics.Sample, len(memSamples))
+	copy(samples, memSamples)
+	metrics.Read(samples)
+	used := samples[0].Value.Uint64()
+	total := samples[1].Value.Uint64()
+	rss := readRSS()
+	fmt.Fprintf(b, "used_memory:%d\r\nused_memory_human:%s\r\nused_memory_rss:%d\r\nused_memory_rss_human:%s\r\n",
+		used, human(used), rss, human(rss))
+	fmt.Fprintf(b, "used_memory_peak:%d\r\ntotal_system_memory:%d\r\nused_memory_runtime:%d\r\n", used, totalSystemMemory(), total)
+	fmt.Fprintf(b, "maxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\n")
+	ratio := 0.0
+	if used > 0 {
+		ratio = float64(rss) / float64(used)
+	}
+	fmt.Fprintf(b, "mem_fragmentation_ratio:%.2f\r\ngc_cycles:%d\r\nmem_allocator:go-%s\r\n", ratio, samples[2].Value.Uint64(), runtime.Version())
+}
+
+func (s *Server) infoPersistence(b *strings.Builder) {
+	fmt.Fprintf(b, "loading:0\r\nrdb_changes_since_last_save:%d\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:%d\r\n",
+		s.stats.dirty.Load(), s.stats.lastSave.Load())
+	b.WriteString("rdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n")
+}
+
+func (s *Server) infoStats(b *strings.Builder) {
+	var hits, misses, expired, visited int64
+	for i := 0; i < s.store.NumDBs(); i++ {
+		db := s.store.DB(i)
+		for j := 0; j < db.NumShards(); j++ {
+			sh := db.Shard(j)
+			sh.Lock()
+			hits += sh.Hits
+			misses += sh.Misses
+			expired += sh.ExpiredKeys
+			visited += sh.ExpireVisited
+			sh.Unlock()
+		}
+	}
+	fmt.Fprintf(b, "total_connections_received:%d\r\ntotal_commands_processed:%d\r\n",
+		s.stats.connectionsReceived.Load(), s.stats.commandsProcessed.Load())
+	fmt.Fprintf(b, "total_net_input_bytes:%d\r\ntotal_net_output_bytes:%d\r\nrejected_connections:%d\r\n",
+		s.stats.netInput.Load(), s.stats.netOutput.Load(), s.stats.rejectedConns.Load())
+	fmt.Fprintf(b, "expired_keys:%d\r\n", expired)
+	if es := s.stats.expire.Load(); es != nil {
+		fmt.Fprintf(b, "expired_stale_perc:%.2f\r\nexpired_time_cap_reached_count:%d\r\nexpire_cycle_cpu_milliseconds:%d\r\n",
+			es.StalePercent, es.TimeCapReached, es.LastCycleMicros/1000)
+	} else {
+		b.WriteString("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\n")
+	}
+	fmt.Fprintf(b, "evicted_keys:0\r\nkeyspace_hits:%d\r\nkeyspace_misses:%d\r\n", hits, misses)
+	fmt.Fprintf(b, "pubsub_channels:0\r\npubsub_patterns:0\r\ntotal_error_replies:%d\r\n", s.stats.totalErrorReplies.Load())
+}
+
+func (s *Server) infoCommandStats(b *strings.Builder) {
+	var emit func(c *command.Command)
+	emit = func(c *command.Command) {
+		calls := c.Calls.Load()
+		rej, failed := c.RejectedCalls.Load(), c.FailedCalls.Load()
+		if calls > 0 || rej > 0 || failed > 0 {
+			usec := c.Usec.Load()
+			per := 0.0
+			if calls > 0 {
+				per = float64(usec) / float64(calls)
+			}
+			fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+				c.FullName(), calls, usec, per, rej, failed)
+		}
+		for _, sc := range c.Subcommands {
+			emit(sc)
+		}
+	}
+	for _, c := range s.table.All() {
+		emit(c)
+	}
+}
+
+func human(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// readRSS returns the resident set size from /proc, or 0 where that is not available.
+func readRSS() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, res uint64
+	_, _ = fmt.Sscan(string(data), &size, &res)
+	return res * uint64(os.Getpagesize())
+}
+
+func totalSystemMemory() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return si.Totalram * uint64(si.Unit)
+}

@@ -1,0 +1,414 @@
+// Package server runs HotKV: listeners, the per-connection loop, client state, the dispatch
+// into the command table, and the server-wide facts that INFO reports.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/store"
+)
+
+// Version is HotKV's release. RedisVersion is the Redis version whose behaviour HotKV
+// reproduces; it is what HELLO and INFO's redis_version report, because clients gate
+// features on it.
+const (
+	Version      = "0.1.0"
+	RedisVersion = "7.0.0"
+)
+
+// Server is one HotKV instance.
+type Server struct {
+	cfg   *config.Config
+	clock *clock.Debuggable
+	store *store.Store
+	table *command.Table
+	log   *slog.Logger
+	runID string
+	start time.Time
+
+	listeners []net.Listener
+	addrs     []net.Addr
+
+	mu      sync.Mutex
+	clients map[int64]*conn
+	nextID  atomic.Int64
+	wg      sync.WaitGroup
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	closed atomic.Bool
+	done   chan struct{}
+	// shutdownFn is called by SHUTDOWN; main sets it to stop the process.
+	shutdownFn func()
+
+	// Values mirrored from the config for the hot path.
+	maxBulk      atomic.Int64
+	timeoutSec   atomic.Int64
+	maxClients   atomic.Int64
+	debugMode    atomic.Value // "no" | "yes" | "local"
+	hz           atomic.Int64
+	expireEffort atomic.Int64
+
+	stats stats
+}
+
+// stats are the server-wide counters INFO stats reports.
+type stats struct {
+	connectionsReceived atomic.Int64
+	rejectedConns       atomic.Int64
+	commandsProcessed   atomic.Int64
+	netInput            atomic.Int64
+	netOutput           atomic.Int64
+	dirty               atomic.Int64
+	lastSave            atomic.Int64
+	errMu               sync.Mutex
+	errorStats          map[string]int64
+	totalErrorReplies   atomic.Int64
+	expire              atomic.Pointer[store.ExpireStats]
+}
+
+// New builds a server from a loaded config; Start begins serving.
+func New(cfg *config.Config, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	clk := clock.NewDebuggable()
+	shards := int(cfg.GetInt("shards"))
+	if shards == 0 {
+		shards = max(64, 16*runtime.GOMAXPROCS(0))
+	}
+	var id [20]byte
+	_, _ = rand.Read(id[:])
+	s := &Server{
+		cfg:     cfg,
+		clock:   clk,
+		store:   store.New(int(cfg.GetInt("databases")), shards, clk),
+		table:   command.Default(),
+		log:     logger,
+		runID:   hex.EncodeToString(id[:]),
+		start:   time.Now(),
+		clients: map[int64]*conn{},
+		done:    make(chan struct{}),
+	}
+	s.stats.errorStats = map[string]int64{}
+	s.stats.lastSave.Store(time.Now().Unix())
+	cfg.OnChange(s.applyConfig)
+	return s
+}
+
+func (s *Server) applyConfig(name, value string) {
+	n, _ := strconv.ParseInt(value, 10, 64)
+	switch name {
+	case "proto-max-bulk-len":
+		s.maxBulk.Store(n)
+	case "timeout":
+		s.timeoutSec.Store(n)
+	case "maxclients":
+		s.maxClients.Store(n)
+	case "enable-debug-command":
+		s.debugMode.Store(value)
+	case "hz":
+		s.hz.Store(n)
+	case "active-expire-effort":
+		s.expireEffort.Store(n)
+	}
+}
+
+// Store exposes the keyspace, for tests and tools in this module.
+func (s *Server) StoreForTest() *store.Store { return s.store }
+
+// SetShutdownFunc installs what SHUTDOWN calls after the server stopped; main exits there.
+func (s *Server) SetShutdownFunc(fn func()) { s.shutdownFn = fn }
+
+// AddListener makes the server also serve ln once started; in-process tests use it with a
+// listener on an ephemeral port (port 0 means "no TCP listener" in Redis's config).
+func (s *Server) AddListener(ln net.Listener) {
+	s.listeners = append(s.listeners, ln)
+	s.addrs = append(s.addrs, ln.Addr())
+}
+
+// Start opens the listeners named by bind and port and starts serving and background tasks.
+func (s *Server) Start() error {
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	port := s.cfg.GetInt("port")
+	if port != 0 {
+		for _, addr := range strings.Fields(s.cfg.Get("bind")) {
+			optional := strings.HasPrefix(addr, "-")
+			addr = strings.TrimPrefix(addr, "-")
+			if addr == "*" {
+				addr = "0.0.0.0"
+			}
+			ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.FormatInt(port, 10)))
+			if err != nil {
+				if optional {
+					continue
+				}
+				s.closeListeners()
+				return fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", addr, port, err)
+			}
+			s.listeners = append(s.listeners, ln)
+			s.addrs = append(s.addrs, ln.Addr())
+		}
+	}
+	for _, ln := range s.listeners {
+		s.wg.Add(1)
+		go s.acceptLoop(ln)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.expireLoop()
+	}()
+	s.log.Info("Ready to accept connections", "addrs", s.addrs, "version", Version)
+	return nil
+}
+
+// Addr returns the first listener's address (useful with port 0 in tests).
+func (s *Server) Addr() net.Addr {
+	if len(s.addrs) == 0 {
+		return nil
+	}
+	return s.addrs[0]
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		_ = ln.Close()
+	}
+}
+
+// expireLoop runs the active expiry cycle at hz, with a time budget scaled by
+// active-expire-effort.
+func (s *Server) expireLoop() {
+	for s.ctx.Err() == nil {
+		hz := max(1, s.hz.Load())
+		period := time.Second / time.Duration(hz)
+		// At least every 10 ms so that a large backlog drains quickly with low hz too.
+		period = min(period, 10*time.Millisecond)
+		budget := time.Duration(float64(period) * 0.25 * float64(s.expireEffort.Load()))
+		ctx, cancel := context.WithTimeout(s.ctx, time.Second)
+		s.store.ActiveExpire(ctx, period, budget, 64, func(es store.ExpireStats) {
+			c := es
+			s.stats.expire.Store(&c)
+		})
+		cancel()
+	}
+}
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closed.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.log.Warn("accept failed", "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		s.stats.connectionsReceived.Add(1)
+		s.mu.Lock()
+		tooMany := int64(len(s.clients)) >= s.maxClients.Load()
+		s.mu.Unlock()
+		if tooMany {
+			s.stats.rejectedConns.Add(1)
+			_, _ = nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			_ = nc.Close()
+			continue
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			if ka := s.cfg.GetInt("tcp-keepalive"); ka > 0 {
+				_ = tc.SetKeepAlive(true)
+				_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
+			}
+		}
+		c := s.newConn(nc)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+		}()
+	}
+}
+
+// Close stops accepting, disconnects every client and waits for background work to end.
+func (s *Server) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		<-s.done
+		return nil
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.closeListeners()
+	s.mu.Lock()
+	for _, c := range s.clients {
+		_ = c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	close(s.done)
+	return nil
+}
+
+// Done is closed when the server has fully stopped.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// ---- command.Server implementation ----
+
+// Clock is the server clock.
+func (s *Server) Clock() *clock.Debuggable { return s.clock }
+
+// ConfigGet implements CONFIG GET.
+func (s *Server) ConfigGet(patterns []string) [][2]string { return s.cfg.Match(patterns) }
+
+// ConfigSet implements CONFIG SET.
+func (s *Server) ConfigSet(pairs [][2]string) error { return s.cfg.Set(pairs, true) }
+
+// ResetStats implements CONFIG RESETSTAT.
+func (s *Server) ResetStats() {
+	for _, c := range s.table.All() {
+		resetCmd(c)
+	}
+	s.stats.errMu.Lock()
+	s.stats.errorStats = map[string]int64{}
+	s.stats.errMu.Unlock()
+	s.stats.totalErrorReplies.Store(0)
+	s.stats.connectionsReceived.Store(0)
+	s.stats.rejectedConns.Store(0)
+	s.stats.commandsProcessed.Store(0)
+	s.stats.netInput.Store(0)
+	s.stats.netOutput.Store(0)
+	for i := 0; i < s.store.NumDBs(); i++ {
+		db := s.store.DB(i)
+		for j := 0; j < db.NumShards(); j++ {
+			sh := db.Shard(j)
+			sh.Lock()
+			sh.Hits, sh.Misses, sh.ExpiredKeys, sh.ExpireVisited = 0, 0, 0, 0
+			sh.Unlock()
+		}
+	}
+}
+
+func resetCmd(c *command.Command) {
+	c.Calls.Store(0)
+	c.Usec.Store(0)
+	c.RejectedCalls.Store(0)
+	c.FailedCalls.Store(0)
+	for _, sc := range c.Subcommands {
+		resetCmd(sc)
+	}
+}
+
+// Clients lists connected clients.
+func (s *Server) Clients() []*command.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*command.Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, &c.Client)
+	}
+	return out
+}
+
+// KillClients closes matching clients.
+func (s *Server) KillClients(match func(*command.Client) bool) int {
+	s.mu.Lock()
+	var victims []*conn
+	for _, c := range s.clients {
+		if match(&c.Client) {
+			victims = append(victims, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range victims {
+		c.kill()
+	}
+	return len(victims)
+}
+
+// Shutdown implements SHUTDOWN: persistence arrives with its own issue, so there is nothing to
+// save yet; the server closes and the process exits through the shutdown hook.
+func (s *Server) Shutdown(mode int) error {
+	s.log.Warn("User requested shutdown...")
+	go func() {
+		_ = s.Close()
+		if s.shutdownFn != nil {
+			s.shutdownFn()
+		}
+	}()
+	return nil
+}
+
+// DebugAllowed applies enable-debug-command.
+func (s *Server) DebugAllowed(c *command.Client) bool {
+	switch s.debugMode.Load() {
+	case "yes":
+		return true
+	case "local":
+		host, _, err := net.SplitHostPort(c.Addr)
+		if err != nil {
+			return false
+		}
+		ip := net.ParseIP(host)
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
+}
+
+// ErrorStat counts an error reply.
+func (s *Server) ErrorStat(code string) {
+	s.stats.totalErrorReplies.Add(1)
+	s.stats.errMu.Lock()
+	if len(s.stats.errorStats) < 128 || s.stats.errorStats[code] > 0 {
+		// Redis caps distinct error codes at 128 so that clients cannot grow the table.
+		s.stats.errorStats[code]++
+	}
+	s.stats.errMu.Unlock()
+}
+
+// LastSave is LASTSAVE's answer.
+func (s *Server) LastSave() int64 { return s.stats.lastSave.Load() }
+
+// ProtoMaxBulkLen is the current proto-max-bulk-len.
+func (s *Server) ProtoMaxBulkLen() int64 { return s.maxBulk.Load() }
+
+// Table is the command table.
+func (s *Server) Table() *command.Table { return s.table }
+
+// Version is the Redis version HotKV reproduces.
+func (s *Server) Version() string { return RedisVersion }
+
+// RunID identifies this process.
+func (s *Server) RunID() string { return s.runID }
+
+// AddDirty counts changes since the last save.
+func (s *Server) AddDirty(n int64) { s.stats.dirty.Add(n) }
+
+// CheckPassword is AUTH's check. Until ACLs arrive (the security issue) no password can be
+// configured, so AUTH always gets Redis's "no password configured" error.
+func (s *Server) CheckPassword(user, pass string) (ok, configured bool) { return false, false }
+
+// Config returns the live configuration.
+func (s *Server) Config() *config.Config { return s.cfg }
+
+// pid is cached for INFO.
+var pid = os.Getpid()

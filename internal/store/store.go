@@ -1,0 +1,381 @@
+// Package store is HotKV's keyspace: numbered databases, each split into shards that own a
+// mutex, a hash table and an expiry wheel.
+//
+// Handlers run inline in the connection goroutine and hold the lock of every shard they touch
+// (ARCHITECTURE.md §1): a single-key command locks one shard; multi-key commands, MULTI/EXEC
+// and scripts lock their shards in ascending global order (database, then shard), which is the
+// store's only lock order and why it cannot deadlock. Methods on Shard and the DB accessors
+// that take a key assume the caller holds the right lock; the package never locks behind a
+// handler's back except in the active expiry cycle.
+package store
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hotkv/hotkv/internal/clock"
+)
+
+// Kind is a value's Redis type.
+type Kind uint8
+
+// The Redis types. KindNone marks an unused entry.
+const (
+	KindNone Kind = iota
+	KindString
+	KindList
+	KindSet
+	KindZSet
+	KindHash
+	KindStream
+)
+
+// TypeName is the name TYPE replies for k.
+func (k Kind) TypeName() string {
+	switch k {
+	case KindString:
+		return "string"
+	case KindList:
+		return "list"
+	case KindSet:
+		return "set"
+	case KindZSet:
+		return "zset"
+	case KindHash:
+		return "hash"
+	case KindStream:
+		return "stream"
+	}
+	return "none"
+}
+
+// Value is a key's value. Strings that are canonical integers are kept as Int (Redis's "int"
+// encoding) so INCR and GCRA state updates never allocate; other strings are Str. Aggregate
+// types keep their structure in Obj.
+type Value struct {
+	Kind  Kind
+	IsInt bool
+	Int   int64
+	Str   []byte
+	Obj   any
+}
+
+// Entry is one key. Its address is stable while the shard is locked.
+type Entry struct {
+	key  string
+	hash uint64
+	next int32 // chain link (index+1), or -1 while the slot is free
+	self int32 // own slab index
+
+	// ExpireAt is the absolute expiry in Unix ms, 0 for none. Change it only through
+	// Shard.SetExpire so the wheel learns about it.
+	expireAt int64
+	// wheelAt is the wheel bucket (second) this key is registered in, 0 for none. Later
+	// registrations of the same key are skipped while an earlier one is pending (lazy
+	// re-bucketing): the earlier visit re-files the key at its real time.
+	wheelAt int64
+	// access is the last access time in seconds, for OBJECT IDLETIME.
+	access uint32
+	// freq is the LFU counter for OBJECT FREQ.
+	freq uint8
+
+	Val Value
+}
+
+// Key returns the key's name. It shares memory with the store; do not retain it past the lock.
+func (e *Entry) Key() string { return e.key }
+
+// ExpireAt returns the absolute expiry in Unix ms, or 0 when the key is persistent.
+func (e *Entry) ExpireAt() int64 { return e.expireAt }
+
+// Shard owns a slice of one database's keys and the lock that guards them.
+type Shard struct {
+	mu    sync.Mutex
+	dict  dict
+	wheel wheel
+	// pending is the number of wheel registrations, read without the lock by the expiry cycle
+	// to skip idle shards.
+	pending atomic.Int64
+
+	// Counters, updated under the lock and summed by INFO.
+	ExpiredKeys   int64
+	Hits, Misses  int64
+	ExpireVisited int64
+
+	_ [64]byte // keep neighbouring shards' locks off one cache line
+}
+
+// Lock and Unlock guard the shard. Callers taking several shards must go in ascending order.
+func (s *Shard) Lock()   { s.mu.Lock() }
+func (s *Shard) Unlock() { s.mu.Unlock() }
+
+// Len is the number of keys, including expired ones not reclaimed yet. Caller holds the lock.
+func (s *Shard) Len() int { return s.dict.count }
+
+// DB is one numbered database.
+type DB struct {
+	ID     int
+	store  *Store
+	shards []Shard
+}
+
+// Store is the whole keyspace: every database and the clock they expire by.
+type Store struct {
+	dbs   []*DB
+	seed  maphash.Seed
+	shift uint // 64 - log2(shards per DB)
+	Clock clock.Clock
+
+	// OnExpire, when set, is called under the shard lock for each key the server deletes
+	// because it expired (lazily or actively); persistence and replication hook in here.
+	OnExpire func(db int, key string)
+}
+
+// New creates numDBs databases of shardsPerDB shards (rounded up to a power of two).
+func New(numDBs, shardsPerDB int, clk clock.Clock) *Store {
+	n := nextPow2(max(1, shardsPerDB))
+	st := &Store{seed: maphash.MakeSeed(), Clock: clk, shift: uint(64 - bits.TrailingZeros(uint(n)))}
+	if n == 1 {
+		st.shift = 64
+	}
+	st.dbs = make([]*DB, numDBs)
+	for i := range st.dbs {
+		st.dbs[i] = &DB{ID: i, store: st, shards: make([]Shard, n)}
+	}
+	return st
+}
+
+// NumDBs is the number of databases.
+func (st *Store) NumDBs() int { return len(st.dbs) }
+
+// DB returns database i.
+func (st *Store) DB(i int) *DB { return st.dbs[i] }
+
+// Hash returns the hash a key is placed by.
+func (st *Store) Hash(key []byte) uint64 { return maphash.Bytes(st.seed, key) }
+
+// ShardIndex returns which shard of any database holds key.
+func (st *Store) ShardIndex(key []byte) int {
+	return st.shardOf(st.Hash(key))
+}
+
+func (st *Store) shardOf(h uint64) int {
+	if st.shift == 64 {
+		return 0
+	}
+	return int(h >> st.shift)
+}
+
+// NumShards is the number of shards per database.
+func (db *DB) NumShards() int { return len(db.shards) }
+
+// Shard returns shard i.
+func (db *DB) Shard(i int) *Shard { return &db.shards[i] }
+
+// ShardFor returns the shard holding key.
+func (db *DB) ShardFor(key []byte) *Shard { return &db.shards[db.store.ShardIndex(key)] }
+
+// Lookup returns the live entry for key, deleting it first if it has expired (lazy expiry).
+// It does not count a hit or a miss; see LookupRead. Caller holds the key's shard lock.
+func (db *DB) Lookup(key []byte, now int64) *Entry {
+	h := db.store.Hash(key)
+	s := &db.shards[db.store.shardOf(h)]
+	e := s.dict.find(key, h)
+	if e == nil {
+		return nil
+	}
+	if e.expireAt != 0 && now > e.expireAt {
+		db.expire(s, e)
+		return nil
+	}
+	return e
+}
+
+// LookupRead is Lookup for read commands: it counts keyspace hits and misses and refreshes the
+// key's access time, as Redis's lookupKeyRead does.
+func (db *DB) LookupRead(key []byte, now int64) *Entry {
+	h := db.store.Hash(key)
+	s := &db.shards[db.store.shardOf(h)]
+	e := s.dict.find(key, h)
+	if e != nil && e.expireAt != 0 && now > e.expireAt {
+		db.expire(s, e)
+		e = nil
+	}
+	if e == nil {
+		s.Misses++
+		return nil
+	}
+	s.Hits++
+	e.touch(now)
+	return e
+}
+
+func (e *Entry) touch(now int64) {
+	e.access = uint32(now / 1000)
+	if e.freq < 255 {
+		e.freq++
+	}
+}
+
+// IdleSeconds is OBJECT IDLETIME.
+func (e *Entry) IdleSeconds(now int64) int64 {
+	d := now/1000 - int64(e.access)
+	if d < 0 {
+		return 0
+	}
+	return d
+}
+
+// Freq is OBJECT FREQ's counter.
+func (e *Entry) Freq() int { return int(e.freq) }
+
+// Set stores v at key, replacing any value. expireAt is absolute Unix ms or 0 for none; with
+// keepTTL the existing expiry is kept. It returns the entry. Caller holds the lock.
+func (db *DB) Set(key []byte, v Value, expireAt int64, keepTTL bool, now int64) *Entry {
+	h := db.store.Hash(key)
+	s := &db.shards[db.store.shardOf(h)]
+	e := s.dict.find(key, h)
+	if e != nil && e.expireAt != 0 && now > e.expireAt {
+		keepTTL = false
+	}
+	if e == nil {
+		e = s.dict.insert(key, h)
+		e.access = uint32(now / 1000)
+		keepTTL = false
+	}
+	e.Val = v
+	if !keepTTL {
+		s.setExpire(e, expireAt)
+	}
+	return e
+}
+
+// Add inserts a key that the caller knows is absent (after Lookup returned nil).
+func (db *DB) Add(key []byte, v Value, now int64) *Entry {
+	return db.Set(key, v, 0, false, now)
+}
+
+// Delete removes key if present and live; it reports whether it did. Caller holds the lock.
+func (db *DB) Delete(key []byte, now int64) bool {
+	e := db.Lookup(key, now)
+	if e == nil {
+		return false
+	}
+	db.Remove(e)
+	return true
+}
+
+// Remove deletes an entry obtained from Lookup. Caller holds the lock.
+func (db *DB) Remove(e *Entry) {
+	s := &db.shards[db.store.shardOf(e.hash)]
+	s.dict.remove(e)
+}
+
+// SetExpire sets e's absolute expiry (0 removes it). Caller holds the lock.
+func (db *DB) SetExpire(e *Entry, at int64) {
+	db.shards[db.store.shardOf(e.hash)].setExpire(e, at)
+}
+
+func (db *DB) expire(s *Shard, e *Entry) {
+	s.ExpiredKeys++
+	if f := db.store.OnExpire; f != nil {
+		f(db.ID, e.key)
+	}
+	s.dict.remove(e)
+}
+
+// Keys returns the number of keys in db, including expired keys not yet reclaimed, as Redis's
+// DBSIZE does. It locks each shard in turn.
+func (db *DB) Keys() int {
+	n := 0
+	for i := range db.shards {
+		s := &db.shards[i]
+		s.Lock()
+		n += s.dict.count
+		s.Unlock()
+	}
+	return n
+}
+
+// Expires returns the number of keys with a TTL, for INFO keyspace. It locks each shard.
+func (db *DB) Expires() (keys, expires int) {
+	for i := range db.shards {
+		s := &db.shards[i]
+		s.Lock()
+		keys += s.dict.count
+		s.dict.each(func(e *Entry) bool {
+			if e.expireAt != 0 {
+				expires++
+			}
+			return true
+		})
+		s.Unlock()
+	}
+	return keys, expires
+}
+
+// Flush deletes every key of db, shard by shard.
+func (db *DB) Flush() {
+	for i := range db.shards {
+		s := &db.shards[i]
+		s.Lock()
+		s.reset()
+		s.Unlock()
+	}
+}
+
+func (s *Shard) reset() {
+	s.dict = dict{}
+	s.wheel = wheel{}
+	s.pending.Store(0)
+}
+
+// SwapWith exchanges the contents of shard i of db and other; both must be locked.
+func (s *Shard) SwapWith(o *Shard) {
+	s.dict, o.dict = o.dict, s.dict
+	s.wheel, o.wheel = o.wheel, s.wheel
+	p := s.pending.Load()
+	s.pending.Store(o.pending.Load())
+	o.pending.Store(p)
+}
+
+// Scan visits one step of the shard's table for SCAN (see dict.scan). Expired keys are
+// skipped, not deleted, so the table does not change under the cursor. Caller holds the lock.
+func (s *Shard) Scan(cursor uint64, now int64, fn func(e *Entry)) uint64 {
+	return s.dict.scan(cursor, func(e *Entry) {
+		if e.expireAt != 0 && now > e.expireAt {
+			return
+		}
+		fn(e)
+	})
+}
+
+// Each visits every live key of the shard until fn returns false. Caller holds the lock.
+func (s *Shard) Each(now int64, fn func(e *Entry) bool) {
+	s.dict.each(func(e *Entry) bool {
+		if e.expireAt != 0 && now > e.expireAt {
+			return true
+		}
+		return fn(e)
+	})
+}
+
+// Random returns a random live key of the shard, or nil. Expired keys met on the way are
+// deleted, as Redis's RANDOMKEY does. Caller holds the lock.
+func (db *DB) Random(s *Shard, now int64) *Entry {
+	for tries := 0; tries < 100; tries++ {
+		e := s.dict.random(rand.Uint64N)
+		if e == nil {
+			return nil
+		}
+		if e.expireAt != 0 && now > e.expireAt {
+			db.expire(s, e)
+			continue
+		}
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"time"
+	"unsafe"
+)
+
+// wheel finds keys whose time has come without scanning the keyspace. Keys are filed by the
+// second they expire in; the exact expiry stays in the entry, so a key is only ever "looked at
+// around time T". When a key's expiry moves later (every allowed GCRA call does this) nothing
+// happens here: the visit at the old second files it again at its real time. Only a move to an
+// earlier second adds a registration. This keeps the rate-limit hot path free of wheel work
+// (ARCHITECTURE.md §4).
+type wheel struct {
+	buckets map[int64][]string
+	// cursor is the first second that may still hold registrations: every bucket below it is
+	// empty.
+	cursor int64
+	// The bucket being drained, so a large bucket is processed over several short steps.
+	cur    []string
+	curSec int64
+	curIdx int
+	misses int
+}
+
+func (w *wheel) add(sec int64, key string) {
+	if w.buckets == nil {
+		w.buckets = make(map[int64][]string)
+		w.cursor = sec
+	}
+	if sec < w.cursor {
+		w.cursor = sec
+	}
+	w.buckets[sec] = append(w.buckets[sec], key)
+}
+
+// setExpire sets e's expiry and files it in the wheel when needed.
+func (s *Shard) setExpire(e *Entry, at int64) {
+	e.expireAt = at
+	if at == 0 {
+		return // a pending registration finds no expiry and is dropped
+	}
+	sec := at / 1000
+	if e.wheelAt != 0 && e.wheelAt <= sec {
+		return
+	}
+	s.wheel.add(sec, e.key)
+	e.wheelAt = sec
+	s.pending.Add(1)
+}
+
+// expireStep processes due wheel registrations until budget keys were examined or nothing is
+// due at now. It returns how many keys it examined and deleted. Caller holds the lock.
+func (db *DB) expireStep(s *Shard, now int64, budget int) (examined, deleted int) {
+	w := &s.wheel
+	for examined < budget {
+		if w.cur == nil {
+			if w.buckets == nil || len(w.buckets) == 0 {
+				w.buckets = nil
+				return
+			}
+			// A bucket is due once every time in its second has passed.
+			if now <= w.cursor*1000+999 {
+				return
+			}
+			keys, ok := w.buckets[w.cursor]
+			if !ok {
+				w.cursor++
+				if w.misses++; w.misses > 64 {
+					// Skip a long empty stretch (idle hours, or a clock set far back) at once.
+					w.misses = 0
+					first := int64(-1)
+					for sec := range w.buckets {
+						if first < 0 || sec < first {
+							first = sec
+						}
+					}
+					w.cursor = first
+				}
+				continue
+			}
+			w.misses = 0
+			delete(w.buckets, w.cursor)
+			w.cur, w.curSec, w.curIdx = keys, w.cursor, 0
+			w.cursor++
+		}
+		key := w.cur[w.curIdx]
+		w.cur[w.curIdx] = ""
+		w.curIdx++
+		if w.curIdx == len(w.cur) {
+			w.cur = nil
+		}
+		examined++
+		s.pending.Add(-1)
+		s.ExpireVisited++
+
+		kb := unsafe.Slice(unsafe.StringData(key), len(key)) // read-only view, no copy
+		e := s.dict.find(kb, db.store.Hash(kb))
+		if e == nil || e.wheelAt != w.curSec {
+			continue // deleted, or filed again earlier: a stale registration
+		}
+		e.wheelAt = 0
+		switch {
+		case e.expireAt == 0:
+		case now > e.expireAt:
+			db.expire(s, e)
+			deleted++
+		default:
+			s.setExpire(e, e.expireAt)
+		}
+	}
+	return
+}
+
+// ExpireStats are the active expiry cycle's counters, for INFO stats.
+type ExpireStats struct {
+	Cycles          int64
+	TimeCapReached  int64
+	StalePercent    float64
+	LastCycleMicros int64
+}
+
+// ActiveExpire runs the active expiry cycle until ctx is done: every period it visits every
+// shard with due registrations and reclaims expired keys in steps of stepKeys, holding a
+// shard's lock for one step at a time so that no command waits long. A cycle stops after
+// budget (Redis gives its slow cycle 25% of a core: 25 ms per 100 ms) and resumes next period.
+func (st *Store) ActiveExpire(ctx context.Context, period, budget time.Duration, stepKeys int, stats func(ExpireStats)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	var es ExpireStats
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		now := st.Clock.NowMs()
+		var examined, deleted int
+		capped := false
+		for more := true; more && !capped; {
+			more = false
+			for _, db := range st.dbs {
+				for i := range db.shards {
+					s := &db.shards[i]
+					if s.pending.Load() == 0 {
+						continue
+					}
+					s.Lock()
+					ex, del := db.expireStep(s, now, stepKeys)
+					s.Unlock()
+					examined += ex
+					deleted += del
+					if ex == stepKeys {
+						more = true
+					}
+				}
+				if time.Since(start) > budget {
+					capped = true
+					break
+				}
+			}
+		}
+		es.Cycles++
+		if capped {
+			es.TimeCapReached++
+		}
+		if examined > 0 {
+			es.StalePercent = float64(deleted) * 100 / float64(examined)
+		}
+		es.LastCycleMicros = time.Since(start).Microseconds()
+		if stats != nil {
+			stats(es)
+		}
+	}
+}
+
+// ExpireNow runs expiry steps over every shard until nothing is due at the clock's time; tests
+// and DEBUG use it to make reclamation deterministic.
+func (st *Store) ExpireNow() int {
+	now := st.Clock.NowMs()
+	total := 0
+	for _, db := range st.dbs {
+		for i := range db.shards {
+			s := &db.shards[i]
+			for s.pending.Load() > 0 {
+				s.Lock()
+				ex, del := db.expireStep(s, now, 1024)
+				s.Unlock()
+				total += del
+				if ex < 1024 {
+					break
+				}
+			}
+		}
+	}
+	return total
+}

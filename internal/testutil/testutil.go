@@ -1,0 +1,162 @@
+// Package testutil starts HotKV servers for integration tests and runs each test under both
+// protocol modes, the way net/http's tests run under every HTTP version.
+package testutil
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/server"
+)
+
+// T0 is the spec's reference time (spec/RATELIMIT.md): tests freeze the clock here.
+const T0 = int64(1700000000000)
+
+// Server is a running in-process HotKV.
+type Server struct {
+	*server.Server
+	Addr string
+}
+
+// StartServer starts an in-process server on a free loopback port with DEBUG enabled, plus
+// any extra `--name value` arguments, and stops it when the test ends.
+func StartServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	argv := append([]string{"--port", "0", "--bind", "127.0.0.1", "--enable-debug-command", "yes"}, args...)
+	cfg, err := config.Load(config.Directives(), argv)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	srv := server.New(cfg, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.AddListener(ln)
+	if err := srv.Start(); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	return &Server{Server: srv, Addr: srv.Addr().String()}
+}
+
+// Client returns a go-redis client speaking the given protocol (2 or 3), closed at cleanup.
+func (s *Server) Client(t testing.TB, proto int) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: proto, DisableIdentity: true,
+		MaxRetries: -1, PoolSize: 4, ReadTimeout: 10 * time.Second})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Protocols runs fn once per protocol mode, each with a fresh server and client.
+func Protocols(t *testing.T, fn func(t *testing.T, s *Server, c *redis.Client), args ...string) {
+	for _, proto := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			s := StartServer(t, args...)
+			fn(t, s, s.Client(t, proto))
+		})
+	}
+}
+
+// Ctx is a context for test calls.
+var Ctx = context.Background()
+
+// Raw is a plain connection for checking exact bytes on the wire.
+type Raw struct {
+	t  testing.TB
+	nc net.Conn
+	br *bufio.Reader
+}
+
+// Dial opens a raw connection.
+func (s *Server) Dial(t testing.TB) *Raw {
+	t.Helper()
+	nc, err := net.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Close() })
+	return &Raw{t: t, nc: nc, br: bufio.NewReader(nc)}
+}
+
+// Send writes bytes as they are.
+func (r *Raw) Send(s string) {
+	r.t.Helper()
+	if _, err := r.nc.Write([]byte(s)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// Do sends a command as a multibulk and returns the raw reply.
+func (r *Raw) Do(args ...string) string {
+	r.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	r.Send(b.String())
+	return r.ReadReply()
+}
+
+// ReadReply reads one complete RESP2/RESP3 reply and returns its exact bytes.
+func (r *Raw) ReadReply() string {
+	r.t.Helper()
+	_ = r.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var b strings.Builder
+	r.readValue(&b)
+	return b.String()
+}
+
+// ReadEOF reports whether the server closed the connection.
+func (r *Raw) ReadEOF() bool {
+	_ = r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := r.br.ReadByte()
+	return err != nil
+}
+
+func (r *Raw) line() string {
+	l, err := r.br.ReadString('\n')
+	if err != nil {
+		r.t.Fatalf("read: %v (got %q)", err, l)
+	}
+	return l
+}
+
+func (r *Raw) readValue(b *strings.Builder) {
+	l := r.line()
+	b.WriteString(l)
+	body := strings.TrimRight(l[1:], "\r\n")
+	var n int
+	switch l[0] {
+	case '$', '=', '!':
+		fmt.Sscan(body, &n)
+		if n >= 0 {
+			buf := make([]byte, n+2)
+			if _, err := io.ReadFull(r.br, buf); err != nil {
+				r.t.Fatal(err)
+			}
+			b.Write(buf)
+		}
+	case '*', '~', '>':
+		fmt.Sscan(body, &n)
+		for i := 0; i < n; i++ {
+			r.readValue(b)
+		}
+	case '%', '|':
+		fmt.Sscan(body, &n)
+		for i := 0; i < 2*n; i++ {
+			r.readValue(b)
+		}
+	}
+}
