@@ -104,3 +104,14 @@ func TestInlineAndPipelining(t *testing.T) {
 	require.Equal(t, "+OK\r\n", r.ReadReply())
 	require.True(t, r.ReadEOF())
 }
+
+func TestAuthWithoutPasswordsConfigured(t *testing.T) {
+	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
+		require.Equal(t, "OK", c.Do(ctx, "AUTH", "default", "anything").Val())
+		require.EqualError(t, c.Do(ctx, "AUTH", "foo", "x").Err(), "WRONGPASS invalid username-password pair or user is disabled.")
+		require.EqualError(t, c.Do(ctx, "AUTH", "a", "b", "c").Err(), "ERR syntax error")
+		require.EqualError(t, c.Do(ctx, "HELLO", "3", "AUTH", "foo", "x").Err(), "WRONGPASS invalid username-password pair or user is disabled.")
+		require.EqualError(t, c.Do(ctx, "HELLO", "3", "foo").Err(), "ERR Syntax error in HELLO option 'foo'")
+		require.EqualError(t, c.Do(ctx, "HELLO", "x").Err(), "ERR Protocol version is not an integer or out of range")
+	})
+}

@@ -45,6 +45,10 @@ func (t *Table) resolve(c *Ctx) *Command {
 		return nil
 	}
 	if len(cmd.Subcommands) > 0 {
+		if len(c.Args) == 1 && cmd.Handler != nil && CheckArity(cmd.Arity, 1) {
+			// A container with its own handler runs alone, as COMMAND does in Redis.
+			return cmd
+		}
 		if len(c.Args) < 2 {
 			c.Cmd = cmd
 			c.ArityError()

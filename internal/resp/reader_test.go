@@ -8,15 +8,22 @@ import (
 	"testing"
 )
 
-// parseAll feeds input in one piece and returns every command and the first error.
+// parseAll feeds input in pieces of chunk bytes (all at once when chunk is 0) and returns every
+// command and the first error.
 func parseAll(input string, chunk int) ([][]string, error) {
-	rd := NewReader(bytes.NewReader(nil))
+	return feedAll(NewReader(bytes.NewReader(nil)), input, func() int { return chunk })
+}
+
+// feedAll feeds input to rd in pieces whose sizes next picks (0, or more than is left: the
+// rest), draining Next after each piece. It returns every command, copied out of the buffer,
+// and the first error. FuzzReader splits its input at fuzzed points through it.
+func feedAll(rd *Reader, input string, next func() int) ([][]string, error) {
 	var out [][]string
 	data := []byte(input)
 	for {
 		n := len(data)
-		if chunk > 0 && n > chunk {
-			n = chunk
+		if c := next(); c > 0 && n > c {
+			n = c
 		}
 		rd.Feed(data[:n])
 		data = data[n:]

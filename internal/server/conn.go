@@ -113,8 +113,8 @@ func (c *conn) runBatch() bool {
 		c.ctx.Now = now
 		c.ctx.DB = s.store.DB(c.DB)
 		s.table.Exec(&c.ctx)
-		s.stats.commandsProcessed.Add(1)
 		if c.CloseAfterReply {
+			s.stats.commandsProcessed.Add(int64(n))
 			c.flush()
 			return false
 		}
@@ -124,6 +124,7 @@ func (c *conn) runBatch() bool {
 			}
 		}
 	}
+	s.stats.commandsProcessed.Add(int64(n))
 	c.LastInteraction.Store(time.Now().UnixMilli())
 	return c.flush()
 }

@@ -403,9 +403,12 @@ func (s *Server) RunID() string { return s.runID }
 // AddDirty counts changes since the last save.
 func (s *Server) AddDirty(n int64) { s.stats.dirty.Add(n) }
 
-// CheckPassword is AUTH's check. Until ACLs arrive (the security issue) no password can be
-// configured, so AUTH always gets Redis's "no password configured" error.
-func (s *Server) CheckPassword(user, pass string) (ok, configured bool) { return false, false }
+// CheckPassword is AUTH's check. Until ACLs arrive (the security issue) the only user is
+// Redis's default "nopass" user: any password is accepted for it (AUTH default x is OK, as in
+// Redis) and AUTH <password> alone gets Redis's "no password configured" error.
+func (s *Server) CheckPassword(user, pass string) (ok, configured bool) {
+	return user == "default", false
+}
 
 // Config returns the live configuration.
 func (s *Server) Config() *config.Config { return s.cfg }

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/clock"
 )
@@ -128,5 +131,46 @@ func TestWheelSkipsLongGaps(t *testing.T) {
 	clk.Set(1_000_001_000)
 	if st.ExpireNow() != 1 {
 		t.Fatal("far key not reclaimed")
+	}
+}
+
+func TestActiveExpireConcurrentWithWriters(t *testing.T) {
+	clk := clock.NewFake(1_000_000)
+	st := New(1, 8, clk)
+	db := st.DB(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		st.ActiveExpire(ctx, time.Millisecond, time.Millisecond, 16, nil)
+		close(done)
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 5000; i++ {
+				key := []byte(fmt.Sprint("g", g, ":", i%500))
+				s := db.ShardFor(key)
+				s.Lock()
+				now := clk.NowMs()
+				db.Set(key, Value{Kind: KindString, IsInt: true, Int: int64(i)}, now+int64(i%7)*100, false, now)
+				s.Unlock()
+				if i%100 == 0 {
+					clk.Advance(50)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	clk.Advance(10_000)
+	deadline := time.Now().Add(5 * time.Second)
+	for db.Keys() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if n := db.Keys(); n != 0 {
+		t.Fatalf("%d keys left after their expiry", n)
 	}
 }
