@@ -1,0 +1,94 @@
+package ratelimit
+
+// WindowEntry is one slot of a sliding-window log: units admitted at TS (ms).
+type WindowEntry struct {
+	TS    int64
+	Units int64
+}
+
+// Window is a key's sliding-window log (spec §8.4): entries with strictly increasing TS and
+// their running sum. A unit admitted at s counts until exactly s+W.
+type Window struct {
+	Entries []WindowEntry
+	Sum     int64
+}
+
+// WindowResult is a sliding-window decision. RetryMs is -1 when the cost exceeds the limit.
+type WindowResult struct {
+	Allowed bool
+	Current int64
+	RetryMs int64
+}
+
+// Prune drops entries that have left the window at nowMs and reports whether any remain
+// (a key without entries has no state).
+func (w *Window) Prune(nowMs, windowMs int64) bool {
+	cut := nowMs - windowMs
+	i := 0
+	for i < len(w.Entries) && w.Entries[i].TS <= cut {
+		w.Sum -= w.Entries[i].Units
+		i++
+	}
+	if i > 0 {
+		n := copy(w.Entries, w.Entries[i:])
+		clear(w.Entries[n:])
+		w.Entries = w.Entries[:n]
+	}
+	return len(w.Entries) > 0
+}
+
+// Check decides a request of cost units under limit per windowMs at nowMs; with record, an
+// allowed request is added to the log, merging down to at most maxEntries entries. The caller
+// prunes first (Prune), so Sum is the current usage.
+func (w *Window) Check(nowMs, windowMs, limit, cost, maxEntries int64, record bool) WindowResult {
+	r := WindowResult{Current: w.Sum}
+	switch {
+	case cost > limit:
+		r.RetryMs = -1
+	case cost <= limit-w.Sum:
+		r.Allowed = true
+		if record {
+			w.add(nowMs, cost, maxEntries)
+		}
+	default:
+		need := w.Sum + cost - limit
+		var sum int64
+		for _, e := range w.Entries {
+			sum += e.Units
+			if sum >= need {
+				r.RetryMs = e.TS + windowMs - nowMs
+				break
+			}
+		}
+	}
+	return r
+}
+
+func (w *Window) add(nowMs, units, maxEntries int64) {
+	w.Sum += units
+	if n := len(w.Entries); n > 0 && w.Entries[n-1].TS == nowMs {
+		w.Entries[n-1].Units += units
+	} else {
+		w.Entries = append(w.Entries, WindowEntry{TS: nowMs, Units: units})
+	}
+	for int64(len(w.Entries)) > maxEntries && len(w.Entries) > 1 {
+		w.mergeClosest()
+	}
+}
+
+// mergeClosest merges the adjacent pair with the smallest gap (the oldest on ties) into one
+// entry at the LATER timestamp. Units then leave the window late, never early, so the log can
+// deny a little early but never admits more than the limit in any window.
+func (w *Window) mergeClosest() {
+	best := 0
+	bestGap := int64(Max)
+	for i := 0; i+1 < len(w.Entries); i++ {
+		if gap := w.Entries[i+1].TS - w.Entries[i].TS; gap < bestGap {
+			best, bestGap = i, gap
+		}
+	}
+	w.Entries[best+1].Units += w.Entries[best].Units
+	copy(w.Entries[best:], w.Entries[best+1:])
+	w.Entries[len(w.Entries)-1] = WindowEntry{}
+	w.Entries = w.Entries[:len(w.Entries)-1]
+}
