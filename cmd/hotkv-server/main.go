@@ -32,6 +32,13 @@ func run(argv []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// Like redis-server, work inside dir so that relative paths (logs, snapshots) land there.
+	if dir := cfg.Get("dir"); dir != "" && dir != "." {
+		if err := os.Chdir(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "Can't chdir to '%s': %v\n", dir, err)
+			return 1
+		}
+	}
 	logger, closeLog, err := server.NewLogger(cfg.Get("logfile"), cfg.Get("loglevel"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

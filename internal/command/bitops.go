@@ -39,7 +39,9 @@ func bitCommands() []*Command {
 			Summary: "Perform bitwise operations between strings", Handler: bitopCommand},
 		{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, ACL: []string{"write", "bitmap", "slow"},
 			FirstKey: 1, LastKey: 1, Step: 1,
-			KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSUpdate | KSVariableFlags, Begin: 1, Step: 1}},
+			KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSUpdate | KSVariableFlags, Begin: 1, Step: 1,
+				Notes: "This command allows both access and modification of the key"}},
+			KeyFlags: bitfieldKeyFlags,
 			Group:    "bitmap", Since: "3.2.0", Complexity: "O(1) for each subcommand specified", Syntax: bitfieldSyntax,
 			Summary: "Perform arbitrary bitfield integer operations on strings", Handler: bitfieldCommand},
 		{Name: "bitfield_ro", Arity: -2, Flags: FlagReadOnly | FlagFast, ACL: []string{"read", "bitmap", "fast"},
@@ -49,6 +51,25 @@ func bitCommands() []*Command {
 			Summary: "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
 			Handler: bitfieldROCommand},
 	}
+}
+
+// bitfieldKeyFlags is Redis's bitfieldGetKeys: a BITFIELD made only of GET (and OVERFLOW)
+// operations reads its key; anything else, a syntax error included, may write it.
+func bitfieldKeyFlags(args [][]byte) KeySpecFlag {
+	for i := 2; i < len(args); i++ {
+		more := len(args) - i - 1
+		switch {
+		case EqualFold(args[i], "get") && more >= 2:
+			i += 2
+		case (EqualFold(args[i], "set") || EqualFold(args[i], "incrby")) && more >= 3:
+			return KSRW | KSAccess | KSUpdate
+		case EqualFold(args[i], "overflow") && more >= 1:
+			i++
+		default:
+			return KSRW | KSAccess | KSUpdate
+		}
+	}
+	return KSRO | KSAccess
 }
 
 // Error replies of the bit commands, worded as Redis 7.0 words them.

@@ -121,6 +121,9 @@ type KeySpec struct {
 	// KeyNumIdx, when > 0, makes this a keynum spec: the argument at Begin+KeyNumIdx-1... see
 	// Redis's find_keys keynum; HotKV uses it for EVAL-like commands.
 	KeyNumIdx, FirstKey int
+	// Notes explains the flags where they are not obvious; COMMAND INFO reports it as the
+	// key spec's "notes" field, as Redis does, when it is set.
+	Notes string
 }
 
 // Handler runs a command. It writes exactly one reply through the context.
@@ -154,6 +157,10 @@ type Command struct {
 	Handler Handler
 	// GetKeys returns key argument indexes when the key specs cannot express them.
 	GetKeys func(args [][]byte) []int
+	// KeyFlags gives the flags of the keys that a key spec marked variable_flags finds, from
+	// the full command line, as Redis's getkeys procedures for SET and BITFIELD do; COMMAND
+	// GETKEYSANDFLAGS reports them.
+	KeyFlags func(args [][]byte) KeySpecFlag
 	// Global marks commands that lock shards themselves (KEYS, SCAN, FLUSHDB, MOVE, ...):
 	// the dispatcher takes no lock for them.
 	Global bool

@@ -11,30 +11,30 @@ func connectionCommands() []*Command {
 	return []*Command{
 		{Name: "ping", Arity: -1, Flags: FlagFast, ACL: []string{"fast", "connection"},
 			Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "[message]",
-			Summary: "Returns the server's liveliness response.", Handler: pingCommand,
+			Summary: "Ping the server", Handler: pingCommand,
 			Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}},
-		{Name: "echo", Arity: 2, Flags: FlagFast, ACL: []string{"fast", "connection"},
+		{Name: "echo", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"},
 			Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "message",
-			Summary: "Returns the given string.", Handler: echoCommand},
+			Summary: "Echo the given string", Handler: echoCommand},
 		{Name: "quit", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
 			ACL: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0", Complexity: "O(1)",
-			Summary: "Closes the connection.", Handler: quitCommand},
+			Summary: "Close the connection", Handler: quitCommand},
 		{Name: "reset", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
 			ACL: []string{"fast", "connection"}, Group: "connection", Since: "6.2.0", Complexity: "O(1)",
-			Summary: "Resets the connection.", Handler: resetCommand},
+			Summary: "Reset the connection", Handler: resetCommand},
 		{Name: "hello", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
 			ACL: []string{"fast", "connection"}, Group: "connection", Since: "6.0.0", Complexity: "O(1)",
 			Syntax:  "[protover [AUTH username password] [SETNAME clientname]]",
-			Summary: "Handshakes with the server.", Handler: helloCommand},
+			Summary: "Handshake with Redis", Handler: helloCommand},
 		{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"},
 			Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "index",
-			Summary: "Changes the selected database.", Handler: selectCommand},
+			Summary: "Change the selected database for the current connection", Handler: selectCommand},
 		{Name: "auth", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
 			ACL: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0",
 			Complexity: "O(N) where N is the number of passwords defined for the user", Syntax: "[username] password",
-			Summary: "Authenticates the connection.", Handler: authCommand},
+			Summary: "Authenticate to the server", Handler: authCommand},
 		{Name: "client", Arity: -2, ACL: []string{"slow"}, Group: "connection", Since: "2.4.0",
-			Complexity: "Depends on subcommand.", Summary: "A container for client connection commands.",
+			Complexity: "Depends on subcommand.", Summary: "A container for client connection commands",
 			Subcommands: clientSubcommands()},
 	}
 }
@@ -188,23 +188,32 @@ func validClientName(name []byte) string {
 }
 
 func clientSubcommands() []*Command {
-	sub := func(name string, arity int, flags Flag, syntax, summary string, h Handler) *Command {
+	// Metadata is Redis 7.0.15's (src/commands/client-*.json), except SETINFO and NO-TOUCH,
+	// which Redis 7.2 added and which carry 7.2's.
+	sub := func(name string, arity int, flags Flag, since, syntax, summary string, h Handler) *Command {
 		return &Command{Name: name, Arity: arity, Flags: flags | FlagNoScript | FlagLoading | FlagStale,
-			ACL: []string{"slow", "connection"}, Since: "2.4.0", Complexity: "O(1)",
+			ACL: []string{"slow", "connection"}, Since: since, Complexity: "O(1)",
 			Syntax: syntax, Summary: summary, Handler: h}
 	}
-	list := sub("list", -2, FlagAdmin, "[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]",
-		"Lists open connections.", clientListCommand)
+	list := sub("list", -2, FlagAdmin, "2.4.0", "[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]",
+		"Get the list of client connections", clientListCommand)
 	list.Complexity = "O(N) where N is the number of client connections"
 	list.ACL = []string{"admin", "slow", "dangerous", "connection"}
-	kill := sub("kill", -3, FlagAdmin, "<ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>]> [[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>] ...]>",
-		"Terminates open connections.", clientKillCommand)
+	list.Tips = []string{"nondeterministic_output"}
+	kill := sub("kill", -3, FlagAdmin, "2.4.0", "<ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>]> [[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | NO>] ...]>",
+		"Kill the connection of a client", clientKillCommand)
 	kill.Complexity = "O(N) where N is the number of client connections"
 	kill.ACL = []string{"admin", "slow", "dangerous", "connection"}
+	info := sub("info", 2, 0, "6.2.0", "", "Returns information about the current client connection.", func(c *Ctx) {
+		c.W.Verbatim("txt", clientInfoLine(c.Client, c.Now)+"\n")
+	})
+	info.Tips = []string{"nondeterministic_output"}
+	help := sub("help", 2, 0, "5.0.0", "", "Show helpful text about the different subcommands", clientHelpCommand)
+	help.Flags &^= FlagNoScript
 	return []*Command{
-		sub("id", 2, 0, "", "Returns the unique client ID of the connection.", func(c *Ctx) { c.W.Int(c.Client.ID) }),
-		sub("setname", 3, 0, "connection-name", "Sets the connection name.", clientSetNameCommand),
-		sub("getname", 2, 0, "", "Returns the name of the connection.", func(c *Ctx) {
+		sub("id", 2, 0, "5.0.0", "", "Returns the client ID for the current connection", func(c *Ctx) { c.W.Int(c.Client.ID) }),
+		sub("setname", 3, 0, "2.6.9", "connection-name", "Set the current connection name", clientSetNameCommand),
+		sub("getname", 2, 0, "2.6.9", "", "Get the current connection name", func(c *Ctx) {
 			if c.Client.Name == "" {
 				c.W.Null()
 				return
@@ -212,24 +221,22 @@ func clientSubcommands() []*Command {
 			c.W.BulkString(c.Client.Name)
 		}),
 		list,
-		sub("info", 2, 0, "", "Returns information about the connection.", func(c *Ctx) {
-			c.W.Verbatim("txt", clientInfoLine(c.Client, c.Now)+"\n")
-		}),
+		info,
 		kill,
-		sub("setinfo", 4, 0, "<LIB-NAME libname | LIB-VER libver>", "Sets information specific to the client or connection.", clientSetInfoCommand),
-		sub("no-evict", 3, FlagAdmin, "<ON | OFF>", "Sets the client eviction mode of the connection.", func(c *Ctx) {
+		sub("setinfo", 4, 0, "7.2.0", "<LIB-NAME libname | LIB-VER libver>", "Sets information specific to the client or connection.", clientSetInfoCommand),
+		sub("no-evict", 3, FlagAdmin, "7.0.0", "<ON | OFF>", "Set client eviction mode for the current connection", func(c *Ctx) {
 			if on, ok := onOff(c); ok {
 				c.Client.NoEvict = on
 				c.W.OK()
 			}
 		}),
-		sub("no-touch", 3, 0, "<ON | OFF>", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", func(c *Ctx) {
+		sub("no-touch", 3, 0, "7.2.0", "<ON | OFF>", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", func(c *Ctx) {
 			if on, ok := onOff(c); ok {
 				c.Client.NoTouch = on
 				c.W.OK()
 			}
 		}),
-		sub("help", 2, 0, "", "Returns helpful text about the different subcommands.", clientHelpCommand),
+		help,
 	}
 }
 
@@ -292,46 +299,51 @@ func clientInfoLine(cl *Client, nowMs int64) string {
 		cl.ID, cl.Addr, cl.LAddr, cl.FD, cl.Name, age, idle, cl.Flags, cl.DB, last, cl.User, proto, cl.LibName, cl.LibVer)
 }
 
+// clientListCommand takes Redis 7.0's forms: no option, TYPE type, or ID id [id ...], which
+// lists the clients in the order of the IDs given (a repeated ID repeats its line, an unknown
+// one is left out).
 func clientListCommand(c *Ctx) {
 	clients := c.Srv.Clients()
-	var ids map[int64]bool
-	for i := 2; i < len(c.Args); i++ {
-		switch {
-		case c.ArgIs(i, "type") && i+1 < len(c.Args):
-			t := strings.ToLower(string(c.Args[i+1]))
-			switch t {
-			case "normal", "master", "replica", "slave", "pubsub":
-			default:
-				c.Error("ERR Unknown client type '" + string(c.Args[i+1]) + "'")
-				return
-			}
-			if t != "normal" {
-				clients = nil // only normal clients exist until replication and pub/sub arrive
-			}
-			i++
-		case c.ArgIs(i, "id") && i+1 < len(c.Args):
-			ids = map[int64]bool{}
-			for i++; i < len(c.Args); i++ {
-				id, ok := strconvInt(c.Args[i])
-				if !ok || id <= 0 {
-					c.Error("ERR Invalid client ID")
-					return
-				}
-				ids[id] = true
-			}
-		default:
-			c.Syntax()
-			return
-		}
-	}
 	sortClients(clients)
 	var b strings.Builder
-	for _, cl := range clients {
-		if ids != nil && !ids[cl.ID] {
-			continue
+	switch {
+	case len(c.Args) == 2:
+		for _, cl := range clients {
+			b.WriteString(clientInfoLine(cl, c.Now))
+			b.WriteByte('\n')
 		}
-		b.WriteString(clientInfoLine(cl, c.Now))
-		b.WriteByte('\n')
+	case len(c.Args) == 4 && c.ArgIs(2, "type"):
+		switch strings.ToLower(string(c.Args[3])) {
+		case "normal":
+			for _, cl := range clients {
+				b.WriteString(clientInfoLine(cl, c.Now))
+				b.WriteByte('\n')
+			}
+		case "master", "replica", "slave", "pubsub":
+			// Only normal clients exist until replication and pub/sub arrive.
+		default:
+			c.Error("ERR Unknown client type '" + string(c.Args[3]) + "'")
+			return
+		}
+	case len(c.Args) > 3 && c.ArgIs(2, "id"):
+		byID := make(map[int64]*Client, len(clients))
+		for _, cl := range clients {
+			byID[cl.ID] = cl
+		}
+		for _, arg := range c.Args[3:] {
+			id, ok := strconvInt(arg)
+			if !ok {
+				c.Error("ERR Invalid client ID")
+				return
+			}
+			if cl := byID[id]; cl != nil {
+				b.WriteString(clientInfoLine(cl, c.Now))
+				b.WriteByte('\n')
+			}
+		}
+	default:
+		c.Syntax()
+		return
 	}
 	c.W.Verbatim("txt", b.String())
 }
@@ -363,11 +375,13 @@ func clientKillCommand(c *Ctx) {
 		skipMe       = true
 		filterByType bool
 	)
-	if (len(c.Args)-2)%2 != 0 {
-		c.Syntax()
-		return
-	}
+	// Options are read in order, as Redis 7.0 reads them: an option without its value is a
+	// syntax error only when the parser reaches it.
 	for i := 2; i < len(c.Args); i += 2 {
+		if i+1 >= len(c.Args) {
+			c.Syntax()
+			return
+		}
 		v := string(c.Args[i+1])
 		switch {
 		case c.ArgIs(i, "id"):
@@ -391,6 +405,11 @@ func clientKillCommand(c *Ctx) {
 		case c.ArgIs(i, "laddr"):
 			laddr = v
 		case c.ArgIs(i, "user"):
+			// HotKV has no ACL users yet: "default" is the only one.
+			if v != "default" {
+				c.Error("ERR No such user '" + v + "'")
+				return
+			}
 			user = v
 		case c.ArgIs(i, "skipme"):
 			switch strings.ToLower(v) {
@@ -432,6 +451,9 @@ func clientKillCommand(c *Ctx) {
 	c.W.Int(int64(n))
 }
 
+// clientHelpCommand is Redis 7.0's CLIENT HELP text less the subcommands HotKV does not have
+// yet (CACHING, GETREDIR, PAUSE, UNPAUSE, REPLY, UNBLOCK, TRACKING, TRACKINGINFO), plus Redis
+// 7.2's lines for SETINFO and NO-TOUCH.
 func clientHelpCommand(c *Ctx) {
 	lines := []string{
 		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -444,19 +466,33 @@ func clientHelpCommand(c *Ctx) {
 		"KILL <ip:port>",
 		"    Kill connection made from <ip:port>.",
 		"KILL <option> <value> [<option> <value> [...]]",
-		"    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME.",
+		"    Kill connections. Options are:",
+		"    * ADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made from the specified address",
+		"    * LADDR (<ip:port>|<unixsocket>:0)",
+		"      Kill connections made to specified local address",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Kill connections by type.",
+		"    * USER <username>",
+		"      Kill connections authenticated by <username>.",
+		"    * SKIPME (YES|NO)",
+		"      Skip killing current connection (default: yes).",
 		"LIST [options ...]",
-		"    Return information about client connections. Options: TYPE, ID.",
+		"    Return information about client connections. Options:",
+		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+		"      Return clients of specified type.",
+		"SETINFO <option> <value>",
+		"    Set client meta attr. Options are:",
+		"    * LIB-NAME: the client lib name.",
+		"    * LIB-VER: the client lib version.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
-		"SETINFO <option> <value>",
-		"    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",
 		"    Will not touch LRU/LFU stats when this mode is on.",
 		"HELP",
-		"    Print this help.",
+		"    Prints this help.",
 	}
 	c.W.Array(len(lines))
 	for _, l := range lines {

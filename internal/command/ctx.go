@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/store"
 )
@@ -96,6 +97,15 @@ type Server interface {
 	AddDirty(n int64)
 	// RequirePass reports whether the default user needs a password (AUTH).
 	CheckPassword(user, pass string) (ok bool, configured bool)
+	// RateLimitSettings are the rate-limit directives (spec §9).
+	RateLimitSettings() RateLimitSettings
+}
+
+// RateLimitSettings are the config directives the rate-limit commands read on every call.
+type RateLimitSettings struct {
+	Compat                  ratelimit.Compat
+	MaxLimiters             int64
+	SlidingWindowMaxEntries int64
 }
 
 // Ctx carries one command through its handler: the arguments, the reply writer, the client,

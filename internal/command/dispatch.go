@@ -1,6 +1,7 @@
 package command
 
 import (
+	mathbits "math/bits"
 	"sort"
 	"strings"
 	_ "unsafe" // for go:linkname
@@ -72,22 +73,20 @@ func (t *Table) resolve(c *Ctx) *Command {
 	return cmd
 }
 
-// unknownCommand words the error as Redis 7 does, quoting up to 128 bytes of the name and of
-// the first arguments.
+// unknownCommand words the error as Redis 7 does: the name cut at 128 bytes, then quoted
+// arguments while their text is under 128 bytes, each cut to what is left of that budget.
 func unknownCommand(args [][]byte) string {
-	var b strings.Builder
-	b.WriteString("ERR unknown command '")
-	b.WriteString(truncate(string(args[0]), 128))
-	b.WriteString("', with args beginning with: ")
-	for _, a := range args[1:] {
-		if b.Len() >= 512 {
+	var a strings.Builder
+	for _, arg := range args[1:] {
+		if a.Len() >= 128 {
 			break
 		}
-		b.WriteByte('\'')
-		b.WriteString(truncate(string(a), 128))
-		b.WriteString("' ")
+		n := 128 - a.Len()
+		a.WriteByte('\'')
+		a.WriteString(truncate(string(arg), n))
+		a.WriteString("' ")
 	}
-	return b.String()
+	return "ERR unknown command '" + truncate(string(args[0]), 128) + "', with args beginning with: " + a.String()
 }
 
 func truncate(s string, n int) string {
@@ -109,6 +108,10 @@ func (c *Ctx) lockFor(cmd *Command) {
 		}
 		return
 	}
+	if cmd.GetKeys == nil && c.DB.NumShards() <= 256 {
+		c.lockRangeBitmap(cmd)
+		return
+	}
 	idx := cmd.KeyIndexes(c.Args)
 	if len(idx) == 0 {
 		return
@@ -123,6 +126,31 @@ func (c *Ctx) lockFor(cmd *Command) {
 		if s != prev {
 			c.LockShard(c.DB.Shard(s))
 			prev = s
+		}
+	}
+}
+
+// lockRangeBitmap locks the shards of a first/last/step key range without allocating: the
+// shard set is a 256-bit bitmap on the stack, and walking its bits in order gives the
+// ascending lock order for free. MGET, MSET and DEL with many keys take this path.
+func (c *Ctx) lockRangeBitmap(cmd *Command) {
+	if cmd.FirstKey <= 0 {
+		return
+	}
+	last := cmd.LastKey
+	if last < 0 {
+		last = len(c.Args) + last
+	}
+	var set [4]uint64
+	for i := cmd.FirstKey; i <= last && i < len(c.Args); i += max(1, cmd.Step) {
+		sh := c.Store.ShardIndex(c.Args[i])
+		set[sh>>6] |= 1 << (sh & 63)
+	}
+	for w, bits := range set {
+		for bits != 0 {
+			b := mathbits.TrailingZeros64(bits)
+			bits &= bits - 1
+			c.LockShard(c.DB.Shard(w<<6 + b))
 		}
 	}
 }

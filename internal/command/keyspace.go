@@ -737,8 +737,9 @@ func flushallCommand(c *Ctx) {
 		ids[i] = i
 	}
 	n := flushDBs(c, ids...)
-	// HOOK(rate limiters): FLUSHALL must also drop the named rate limiters once they exist
-	// outside the keyspace; clear them here, while every shard is still held.
+	// Named limiters live outside the keyspace but FLUSHALL drops them too (spec §8.1);
+	// clearing them while every shard is held keeps the flush one atomic step.
+	c.Store.Limiters.Clear()
 	// HOOK(persistence): Redis saves a snapshot here when save points are configured.
 	c.Dirty(n + 1) // Redis counts the flushed keys plus the FLUSHALL itself
 	c.W.OK()

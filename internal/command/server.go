@@ -528,6 +528,12 @@ func (c *Command) KeyRefs(args [][]byte) []KeyRef {
 		if !ok {
 			return nil
 		}
+		if ks.Flags&KSVariableFlags != 0 && c.KeyFlags != nil {
+			flags := c.KeyFlags(args)
+			for i := range refs {
+				refs[i].Flags = flags
+			}
+		}
 		out = append(out, refs...)
 	}
 	return out
@@ -629,6 +635,9 @@ func (ks KeySpec) Describe() string {
 		b.WriteString(", range lastkey " + strconv.Itoa(ks.LastKey) + " step " + strconv.Itoa(max(1, ks.Step)) +
 			" limit " + strconv.Itoa(ks.Limit))
 	}
+	if ks.Notes != "" {
+		b.WriteString(" (" + ks.Notes + ")")
+	}
 	return b.String()
 }
 
@@ -672,7 +681,14 @@ func writeCommandInfo(w *resp.Writer, cmd *Command) {
 }
 
 func writeKeySpec(w *resp.Writer, ks KeySpec) {
-	w.Map(3)
+	if ks.Notes != "" {
+		// Redis puts the notes first (addReplyCommandKeySpecs).
+		w.Map(4)
+		w.BulkString("notes")
+		w.BulkString(ks.Notes)
+	} else {
+		w.Map(3)
+	}
 	w.BulkString("flags")
 	names := ks.Flags.Names()
 	w.Set(len(names))
@@ -1094,5 +1110,5 @@ func memoryMallocStatsCommand(c *Ctx) {
 	line("num_gc", uint64(ms.NumGC))
 	line("next_gc", ms.NextGC)
 	b.WriteString("--- End Go runtime memory statistics ---\n")
-	c.W.BulkString(b.String())
+	c.W.Verbatim("txt", b.String()) // as Redis replies jemalloc's report
 }

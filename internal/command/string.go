@@ -38,7 +38,9 @@ func stringCommands() []*Command {
 			Summary: "Get the value of a key", Handler: getCommand},
 		{Name: "set", Arity: -3, Flags: FlagWrite | FlagDenyOOM, ACL: []string{"write", "string", "slow"},
 			FirstKey: 1, LastKey: 1, Step: 1,
-			KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSUpdate | KSVariableFlags, Begin: 1, Step: 1}},
+			KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSUpdate | KSVariableFlags, Begin: 1, Step: 1,
+				Notes: "RW and ACCESS due to the optional `GET` argument"}},
+			KeyFlags: setKeyFlags,
 			Group:    "string", Since: "1.0.0", Complexity: "O(1)",
 			Syntax:  "key value [NX | XX] [GET] [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]",
 			Summary: "Set the string value of a key", Handler: setCommand},
@@ -64,7 +66,9 @@ func stringCommands() []*Command {
 			Group: "string", Since: "6.2.0", Complexity: "O(1)", Syntax: "key",
 			Summary: "Get the value of a key and delete the key", Handler: getdelCommand},
 		{Name: "getex", Arity: -2, Flags: FlagWrite | FlagFast, ACL: []string{"write", "string", "fast"},
-			FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: oneKey(KSRW | KSAccess | KSUpdate),
+			FirstKey: 1, LastKey: 1, Step: 1,
+			KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSUpdate, Begin: 1, Step: 1,
+				Notes: "RW and UPDATE because it changes the TTL"}},
 			Group: "string", Since: "6.2.0", Complexity: "O(1)",
 			Syntax:  "key [EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds | PERSIST]",
 			Summary: "Get the value of a key and optionally set its expiration", Handler: getexCommand},
@@ -111,6 +115,16 @@ func stringCommands() []*Command {
 			Syntax:  "key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]",
 			Summary: "Find longest common substring", Handler: lcsCommand},
 	}
+}
+
+// setKeyFlags is Redis's setGetKeys: SET reads its key only with GET.
+func setKeyFlags(args [][]byte) KeySpecFlag {
+	for _, a := range args[min(3, len(args)):] {
+		if EqualFold(a, "get") {
+			return KSRW | KSAccess | KSUpdate
+		}
+	}
+	return KSOW | KSUpdate
 }
 
 func getCommand(c *Ctx) {

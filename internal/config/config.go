@@ -118,24 +118,27 @@ func (c *Config) GetBool(name string) bool { return c.Get(name) == "yes" }
 func (c *Config) Lookup(name string) *Directive { return c.byName[strings.ToLower(name)] }
 
 // Match returns name/value pairs for every directive (or alias) matching one of the glob
-// patterns, as CONFIG GET does, in table order.
+// patterns, as CONFIG GET does, in table order. As in Redis 7.0, a pattern without glob
+// characters (*, ? or [) is a name looked up case-insensitively, which also finds hidden
+// directives, and the reply names it as the client spelled it.
 func (c *Config) Match(patterns []string) [][2]string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var out [][2]string
 	seen := map[string]bool{}
 	for _, d := range c.table {
-		if d.Hidden {
-			continue
-		}
 		names := append([]string{d.Name}, d.Aliases...)
 		for _, n := range names {
 			for _, p := range patterns {
 				if seen[n] {
 					break
 				}
-				exact := !strings.ContainsAny(p, "*?[\\")
-				if (exact && strings.EqualFold(p, n)) || (!exact && glob.Match(strings.ToLower(p), n, true)) {
+				exact := !strings.ContainsAny(p, "*?[")
+				switch {
+				case exact && strings.EqualFold(p, n):
+					seen[n] = true
+					out = append(out, [2]string{p, c.values[d.Name]})
+				case !exact && !d.Hidden && glob.Match(strings.ToLower(p), n, true):
 					seen[n] = true
 					out = append(out, [2]string{n, c.values[d.Name]})
 				}

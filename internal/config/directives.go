@@ -43,6 +43,13 @@ func Directives() []*Directive {
 			Doc: "Allow DEBUG (including DEBUG CLOCK, which tests use to control time): `yes` for every client, `local` for loopback and unix-socket clients only."},
 		{Name: "active-expire-effort", Type: Int, Default: "1", Min: 1, Max: 10, Mutable: true, Group: "general",
 			Doc: "Share of CPU the active expiry cycle may use: 1 allows 25% of a core, each step up adds 25% more time per cycle."},
+		// Rate limiting (spec/RATELIMIT.md §9)
+		{Name: "throttle-compat", Type: Enum, Default: "redis-cell", Values: []string{"redis-cell", "dragonfly"}, Mutable: true, Group: "ratelimit",
+			Doc: "How CL.THROTTLE rounds its seconds. `redis-cell` (default): floor to ms, then round up to seconds, so an exact 10 s wait reads 10. `dragonfly`: round up to ms, then add one second to every non-zero value, as Dragonfly replies."},
+		{Name: "ratelimit.max-limiters", Type: Int, Default: "10000", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "ratelimit",
+			Doc: "Most named limiters RATELIMIT.CREATE may define. Lowering it below the current count removes nothing; CREATE fails until DROPs make room."},
+		{Name: "ratelimit.sliding-window-max-entries", Type: Int, Default: "1024", Min: 1, Max: 1000000, Mutable: true, Group: "ratelimit",
+			Doc: "Most log entries a sliding_window key keeps (K). Above it the closest entries merge at the later time, which can only deny early, never admit more than the limit. With limit <= K the log is exact to the ms. A change applies to each key's next recorded request."},
 		{Name: "lazyfree-lazy-user-flush", Type: Bool, Default: "no", Mutable: true, Group: "general",
 			Doc: "Make FLUSHALL/FLUSHDB without SYNC or ASYNC free memory in the background."},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // ErrInvalidRate is RATELIMIT.CREATE's error for a REFILL or DRAIN that is not a valid rate,
@@ -26,34 +27,45 @@ var (
 	big1e18 = big.NewInt(1_000_000_000_000_000_000)
 )
 
+// RateSyntaxOK reports whether text is a rate by spec §8.6's syntax: ASCII digits, optionally
+// one '.' with digits on both sides, at most 64 bytes, and a value above zero. CREATE checks
+// the syntax while reading options and the speed (ParseRate) only after all of them.
+func RateSyntaxOK(text string) bool {
+	if len(text) == 0 || len(text) > 64 {
+		return false
+	}
+	dot, nonzero := false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c >= '1' && c <= '9':
+			nonzero = true
+		case c == '0':
+		case c == '.' && !dot && i > 0 && i+1 < len(text):
+			dot = true
+		default:
+			return false
+		}
+	}
+	return nonzero
+}
+
 // ParseRate validates a rate with spec §8.6's syntax (digits, optionally one '.' and more
 // digits, at most 64 bytes, value > 0) and derives T_ns = max(1, (10^9 * 10^k) div N) with
 // exact integers, rejecting rates too slow for limit (L * T_ns > 10^18 with T_ns > 1).
 func ParseRate(text string, limit int64) (Rate, error) {
-	if len(text) == 0 || len(text) > 64 {
+	if !RateSyntaxOK(text) {
 		return Rate{}, ErrInvalidRate
 	}
 	digits := make([]byte, 0, len(text))
-	frac := -1
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case c >= '0' && c <= '9':
-			digits = append(digits, c)
-			if frac >= 0 {
-				frac++
-			}
-		case c == '.' && frac < 0 && i > 0 && i+1 < len(text):
-			frac = 0
-		default:
-			return Rate{}, ErrInvalidRate
-		}
+	k := 0
+	if i := strings.IndexByte(text, '.'); i >= 0 {
+		k = len(text) - i - 1
+		digits = append(append(digits, text[:i]...), text[i+1:]...)
+	} else {
+		digits = append(digits, text...)
 	}
 	n, _ := new(big.Int).SetString(string(digits), 10)
-	if n.Sign() <= 0 {
-		return Rate{}, ErrInvalidRate
-	}
-	k := max(frac, 0)
 	num := new(big.Int).Mul(big1e9, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(k)), nil))
 	t := num.Quo(num, n)
 	if t.Sign() == 0 {

@@ -195,6 +195,18 @@ func (w *Writer) Double(f float64) {
 	w.Bulk(b)
 }
 
+// DoubleText writes a double already formatted by the caller (RESP3 ",text", RESP2 a bulk
+// string), for replies whose spec fixes the spelling, such as RATELIMIT.STATS rates.
+func (w *Writer) DoubleText(text string) {
+	if w.Proto >= 3 {
+		w.Buf = append(w.Buf, ',')
+		w.Buf = append(w.Buf, text...)
+		w.Buf = append(w.Buf, '\r', '\n')
+		return
+	}
+	w.BulkString(text)
+}
+
 // AppendDouble formats f like Redis's RESP3 double replies (%.17g, with inf and nan spelled
 // in lower case).
 func AppendDouble(dst []byte, f float64) []byte {

@@ -6,6 +6,22 @@ import (
 	"os"
 )
 
+// logLevel is the running server's log level; CONFIG SET loglevel changes it.
+var logLevel = new(slog.LevelVar)
+
+// levelFor maps Redis's level names onto slog levels.
+func levelFor(level string) slog.Level {
+	switch level {
+	case "debug", "verbose":
+		return slog.LevelDebug
+	case "warning":
+		return slog.LevelWarn
+	case "nothing":
+		return slog.LevelError + 4 // above every level the server logs at
+	}
+	return slog.LevelInfo
+}
+
 // NewLogger builds the server log from logfile and loglevel, mapping Redis's level names onto
 // slog levels (debug, verbose → debug; notice → info; warning → warn; nothing → off).
 func NewLogger(file, level string) (*slog.Logger, func(), error) {
@@ -19,14 +35,6 @@ func NewLogger(file, level string) (*slog.Logger, func(), error) {
 		out = f
 		closer = func() { _ = f.Close() }
 	}
-	lv := slog.LevelInfo
-	switch level {
-	case "debug", "verbose":
-		lv = slog.LevelDebug
-	case "warning":
-		lv = slog.LevelWarn
-	case "nothing":
-		out = io.Discard
-	}
-	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lv})), closer, nil
+	logLevel.Set(levelFor(level))
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: logLevel})), closer, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/store"
 )
 
@@ -65,6 +66,9 @@ type Server struct {
 	debugMode    atomic.Value // "no" | "yes" | "local"
 	hz           atomic.Int64
 	expireEffort atomic.Int64
+	rlCompat     atomic.Int64
+	rlMax        atomic.Int64
+	rlEntries    atomic.Int64
 
 	stats stats
 }
@@ -128,6 +132,18 @@ func (s *Server) applyConfig(name, value string) {
 		s.hz.Store(n)
 	case "active-expire-effort":
 		s.expireEffort.Store(n)
+	case "loglevel":
+		logLevel.Set(levelFor(value))
+	case "throttle-compat":
+		if value == "dragonfly" {
+			s.rlCompat.Store(int64(ratelimit.CompatDragonfly))
+		} else {
+			s.rlCompat.Store(int64(ratelimit.CompatRedisCell))
+		}
+	case "ratelimit.max-limiters":
+		s.rlMax.Store(n)
+	case "ratelimit.sliding-window-max-entries":
+		s.rlEntries.Store(n)
 	}
 }
 
@@ -408,6 +424,16 @@ func (s *Server) AddDirty(n int64) { s.stats.dirty.Add(n) }
 // Redis) and AUTH <password> alone gets Redis's "no password configured" error.
 func (s *Server) CheckPassword(user, pass string) (ok, configured bool) {
 	return user == "default", false
+}
+
+// RateLimitSettings returns the rate-limit directives the handlers need, read from atomics so
+// the hot path never takes the config lock.
+func (s *Server) RateLimitSettings() command.RateLimitSettings {
+	return command.RateLimitSettings{
+		Compat:                  ratelimit.Compat(s.rlCompat.Load()),
+		MaxLimiters:             s.rlMax.Load(),
+		SlidingWindowMaxEntries: s.rlEntries.Load(),
+	}
 }
 
 // Config returns the live configuration.

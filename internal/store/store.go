@@ -132,12 +132,16 @@ type Store struct {
 	// OnExpire, when set, is called under the shard lock for each key the server deletes
 	// because it expired (lazily or actively); persistence and replication hook in here.
 	OnExpire func(db int, key string)
+
+	// Limiters are the named RATELIMIT limiters. They belong to the dataset (snapshots hold
+	// them, FLUSHALL drops them) but to no database (spec §8.1).
+	Limiters *Limiters
 }
 
 // New creates numDBs databases of shardsPerDB shards (rounded up to a power of two).
 func New(numDBs, shardsPerDB int, clk clock.Clock) *Store {
 	n := nextPow2(max(1, shardsPerDB))
-	st := &Store{seed: maphash.MakeSeed(), Clock: clk, shift: uint(64 - bits.TrailingZeros(uint(n)))}
+	st := &Store{seed: maphash.MakeSeed(), Clock: clk, shift: uint(64 - bits.TrailingZeros(uint(n))), Limiters: NewLimiters()}
 	if n == 1 {
 		st.shift = 64
 	}

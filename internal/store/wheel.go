@@ -163,6 +163,11 @@ func (st *Store) ActiveExpire(ctx context.Context, period, budget time.Duration,
 			}
 		}
 		es.Cycles++
+		if es.Cycles%100 == 0 && st.Limiters != nil {
+			// Dead limiter state is no state (spec §8.3); reclaim some of it about once a
+			// second so limiters with many one-off keys do not grow without bound.
+			st.Limiters.Sweep(now, 64)
+		}
 		if capped {
 			es.TimeCapReached++
 		}

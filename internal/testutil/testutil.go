@@ -89,6 +89,18 @@ func (s *Server) Dial(t testing.TB) *Raw {
 	return &Raw{t: t, nc: nc, br: bufio.NewReader(nc)}
 }
 
+// DialAddr opens a raw connection to any server at addr ("host:port"), such as a real Redis
+// started by a differential test, closed at cleanup.
+func DialAddr(t testing.TB, addr string) *Raw {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nc.Close() })
+	return &Raw{t: t, nc: nc, br: bufio.NewReader(nc)}
+}
+
 // Send writes bytes as they are.
 func (r *Raw) Send(s string) {
 	r.t.Helper()

@@ -1,0 +1,433 @@
+package command
+
+import (
+	"github.com/hotkv/hotkv/internal/ratelimit"
+	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/store"
+)
+
+// Rate-limit errors, worded exactly as spec/RATELIMIT.md §13 lists them.
+const (
+	errPeriod        = "ERR invalid period: must be a positive integer (milliseconds)"
+	errBurst         = "ERR invalid burst: must be a positive integer"
+	errCount         = "ERR invalid count: must be a positive integer"
+	errLimiterName   = "ERR invalid name: must be 1 to 512 bytes"
+	errLimiterLimit  = "ERR invalid limit: must be a positive integer"
+	errLimiterWindow = "ERR invalid window: must be a positive integer (milliseconds)"
+	errCost          = "ERR invalid cost: must be a positive integer"
+	errLimiterExists = "ERR limiter already exists or limit reached"
+	errNoLimiter     = "ERR limiter not found"
+
+	maxPeriodMs     = 1_000_000_000_000
+	maxLimiterName  = 512
+	rateLimitSince  = "0.1.0"
+	rateLimitGroup  = "ratelimit"
+	nondeterministc = "nondeterministic_output"
+)
+
+func rateLimitCommands() []*Command {
+	rl := func(name string, arity int, flags Flag, acl []string, first, last int, ks KeySpecFlag,
+		complexity, syntax, summary string, h Handler) *Command {
+		c := &Command{Name: name, Arity: arity, Flags: flags, ACL: append([]string{"ratelimit"}, acl...),
+			FirstKey: first, LastKey: last, Group: rateLimitGroup, Since: rateLimitSince,
+			Complexity: complexity, Syntax: syntax, Summary: summary, Handler: h}
+		if first > 0 { // a command without keys reports first, last, step as 0, 0, 0 (§11)
+			c.Step = 1
+			c.KeySpecs = []KeySpec{{Flags: ks, Begin: first, LastKey: last - first, Step: 1}}
+			if last < 0 {
+				c.KeySpecs[0].LastKey = -1
+			}
+		}
+		return c
+	}
+	named := func(c *Command) *Command {
+		// Named limiters are not keyspace keys: the dispatcher takes no shard lock; the
+		// limiter has its own. The name still counts as the key for routing and ACLs.
+		c.Global = true
+		return c
+	}
+	nd := []string{nondeterministc}
+	cmds := []*Command{
+		rl("gcra.limit", -4, FlagWrite|FlagDenyOOM|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSAccess|KSUpdate,
+			"O(1)", "key period burst [count]",
+			"Allows or denies a request under a GCRA limit and records it if allowed", gcraLimitCommand),
+		rl("gcra.peek", -4, FlagReadOnly|FlagFast, []string{"read", "fast"}, 1, 1, KSRO|KSAccess,
+			"O(1)", "key period burst [count]",
+			"Reports what GCRA.LIMIT would reply, without recording", gcraPeekCommand),
+		rl("gcra.reset", -2, FlagWrite, []string{"write", "slow"}, 1, -1, KSRM|KSDelete,
+			"O(N) where N is the number of keys", "key [key ...]",
+			"Deletes GCRA limiter state", gcraResetCommand),
+		rl("cl.throttle", -5, FlagWrite|FlagDenyOOM|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSAccess|KSUpdate,
+			"O(1)", "key max_burst count_per_period period [quantity]",
+			"redis-cell compatible GCRA rate limiting", clThrottleCommand),
+		named(rl("ratelimit.create", -4, FlagWrite|FlagDenyOOM, []string{"write", "slow"}, 1, 1, KSRW|KSInsert,
+			"O(1)", "name limit window_ms [ALGO <SLIDING_WINDOW | TOKEN_BUCKET | LEAKY_BUCKET>] [REFILL rate] [DRAIN rate]",
+			"Creates a named limiter", rateLimitCreateCommand)),
+		named(rl("ratelimit.check", -3, FlagWrite|FlagDenyOOM|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSAccess|KSUpdate,
+			"O(1) for token_bucket and leaky_bucket; O(E) for sliding_window, E <= min(limit, ratelimit.sliding-window-max-entries) entries of the key",
+			"name key [COST cost]",
+			"Checks a request against a named limiter and counts it if allowed", rateLimitCheckCommand)),
+		named(rl("ratelimit.peek", 3, FlagReadOnly|FlagFast, []string{"read", "fast"}, 1, 1, KSRO|KSAccess,
+			"O(1) for token_bucket and leaky_bucket; O(E) for sliding_window", "name key",
+			"Reports a named limiter's state for a key without counting", rateLimitPeekCommand)),
+		named(rl("ratelimit.reset", 3, FlagWrite|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSDelete,
+			"O(1) (O(E) to free a sliding_window log)", "name key",
+			"Forgets one key's state", rateLimitResetCommand)),
+		named(rl("ratelimit.stats", 2, FlagReadOnly, []string{"read", "slow"}, 1, 1, KSRO|KSAccess,
+			"O(1) amortized", "name",
+			"A limiter's settings and totals", rateLimitStatsCommand)),
+		named(rl("ratelimit.drop", 2, FlagWrite, []string{"write", "slow"}, 1, 1, KSRM|KSDelete,
+			"O(N) where N is the number of keys with state", "name",
+			"Deletes a limiter", rateLimitDropCommand)),
+		named(rl("ratelimit.list", 1, FlagReadOnly, []string{"read", "slow"}, 0, 0, 0,
+			"O(N log N) where N is the number of limiters", "",
+			"Names of all limiters on this node", rateLimitListCommand)),
+	}
+	for _, c := range cmds {
+		switch c.Name {
+		case "gcra.reset", "ratelimit.create", "ratelimit.drop", "ratelimit.list":
+		default:
+			c.Tips = nd
+		}
+	}
+	return cmds
+}
+
+// intInRange parses argument i as a Redis integer within [lo, hi].
+func (c *Ctx) intInRange(i int, lo, hi int64) (int64, bool) {
+	v, ok := resp.ParseInt(c.Args[i])
+	return v, ok && v >= lo && v <= hi
+}
+
+// gcraArgs validates GCRA.LIMIT/GCRA.PEEK's arguments in the spec's order (§3.1): arity, then
+// period, burst and count. It replies on failure.
+func gcraArgs(c *Ctx) (ratelimit.GCRAParams, int64, bool) {
+	if len(c.Args) > 5 {
+		c.ArityError()
+		return ratelimit.GCRAParams{}, 0, false
+	}
+	period, ok := c.intInRange(2, 1, maxPeriodMs)
+	if !ok {
+		c.Error(errPeriod)
+		return ratelimit.GCRAParams{}, 0, false
+	}
+	burst, ok := c.intInRange(3, 1, ratelimit.Max)
+	if !ok {
+		c.Error(errBurst)
+		return ratelimit.GCRAParams{}, 0, false
+	}
+	count := int64(1)
+	if len(c.Args) == 5 {
+		if count, ok = c.intInRange(4, 1, ratelimit.Max); !ok {
+			c.Error(errCount)
+			return ratelimit.GCRAParams{}, 0, false
+		}
+	}
+	return ratelimit.NewGCRAParams(period, burst), count, true
+}
+
+// gcraState reads a key's GCRA state (spec §2.7): absent, or a string holding an integer TAT
+// in ns. Anything else is not ours to touch: ok is false and the caller replies WRONGTYPE.
+func gcraState(e *store.Entry) (tat int64, present, ok bool) {
+	if e == nil {
+		return 0, false, true
+	}
+	if e.Val.Kind != store.KindString {
+		return 0, false, false
+	}
+	if e.Val.IsInt {
+		return e.Val.Int, true, true
+	}
+	if n, isInt := resp.ParseInt(e.Val.Str); isInt {
+		return n, true, true
+	}
+	return 0, false, false
+}
+
+// storeTAT writes an allowed decision's state: the TAT as an integer string expiring at
+// ceil_ms(TAT), like SET key <TAT> PXAT <ceil_ms(TAT)>. An existing entry is updated in place,
+// which allocates nothing and leaves the expiry wheel alone (the expiry only moves later).
+func storeTAT(c *Ctx, key []byte, e *store.Entry, tat int64) {
+	expireAt := ratelimit.CeilMs(tat)
+	if e != nil {
+		e.Val = IntValue(tat)
+		c.DB.SetExpire(e, expireAt)
+	} else {
+		c.DB.Set(key, IntValue(tat), expireAt, false, c.Now)
+	}
+	c.Dirty(1)
+}
+
+func replyInts(c *Ctx, r [5]int64) {
+	c.W.Array(5)
+	for _, v := range r {
+		c.W.Int(v)
+	}
+}
+
+func gcraLimitCommand(c *Ctx) {
+	p, count, ok := gcraArgs(c)
+	if !ok {
+		return
+	}
+	key := c.Args[1]
+	e := c.Lookup(key)
+	tat, present, ok := gcraState(e)
+	if !ok {
+		c.WrongType()
+		return
+	}
+	d, r := p.Limit(c.Now*ratelimit.NsPerMs, tat, present, count)
+	if d.Allowed {
+		storeTAT(c, key, e, d.TAT)
+	}
+	replyInts(c, r)
+}
+
+func gcraPeekCommand(c *Ctx) {
+	p, count, ok := gcraArgs(c)
+	if !ok {
+		return
+	}
+	tat, present, ok := gcraState(c.LookupRead(c.Args[1]))
+	if !ok {
+		c.WrongType()
+		return
+	}
+	_, r := p.Limit(c.Now*ratelimit.NsPerMs, tat, present, count)
+	replyInts(c, r)
+}
+
+// gcraResetCommand deletes GCRA state, all or nothing: if any existing key is not GCRA state
+// nothing is deleted (spec §5).
+func gcraResetCommand(c *Ctx) {
+	keys := c.Args[1:]
+	for _, k := range keys {
+		if _, _, ok := gcraState(c.Lookup(k)); !ok {
+			c.WrongType()
+			return
+		}
+	}
+	var n int64
+	for _, k := range keys {
+		if c.DB.Delete(k, c.Now) {
+			n++ // a key listed twice is found once: the second lookup misses
+		}
+	}
+	c.Dirty(n)
+	c.W.Int(n)
+}
+
+func clThrottleCommand(c *Ctx) {
+	if len(c.Args) > 6 {
+		c.ArityError()
+		return
+	}
+	var nums [4]int64
+	for i := 2; i < len(c.Args); i++ {
+		v, ok := resp.ParseInt(c.Args[i])
+		if !ok || v < 0 {
+			c.Error(ErrNotInt)
+			return
+		}
+		nums[i-2] = v
+	}
+	quantity := int64(1)
+	if len(c.Args) == 6 {
+		quantity = nums[3]
+	}
+	now := c.Now * ratelimit.NsPerMs
+	p, err := ratelimit.NewThrottleParams(nums[0], nums[1], nums[2], now)
+	if err != nil {
+		c.Error(err.Error())
+		return
+	}
+	key := c.Args[1]
+	e := c.Lookup(key)
+	tat, present, ok := gcraState(e)
+	if !ok {
+		c.WrongType()
+		return
+	}
+	d, r := p.Throttle(now, tat, present, quantity, c.Srv.RateLimitSettings().Compat)
+	if d.Allowed && quantity > 0 {
+		storeTAT(c, key, e, d.TAT)
+	}
+	replyInts(c, r)
+}
+
+func rateLimitCreateCommand(c *Ctx) {
+	name := c.Args[1]
+	if len(name) == 0 || len(name) > maxLimiterName {
+		c.Error(errLimiterName)
+		return
+	}
+	limit, ok := c.intInRange(2, 1, ratelimit.Max)
+	if !ok {
+		c.Error(errLimiterLimit)
+		return
+	}
+	window, ok := c.intInRange(3, 1, maxPeriodMs)
+	if !ok {
+		c.Error(errLimiterWindow)
+		return
+	}
+	algo := store.SlidingWindow
+	var haveAlgo, haveRefill, haveDrain bool
+	var rateText string
+	for i := 4; i < len(c.Args); i += 2 {
+		if i+1 >= len(c.Args) {
+			c.Syntax()
+			return
+		}
+		v := c.Args[i+1]
+		switch {
+		case c.ArgIs(i, "algo") && !haveAlgo:
+			haveAlgo = true
+			switch {
+			case EqualFold(v, "sliding_window"):
+				algo = store.SlidingWindow
+			case EqualFold(v, "token_bucket"):
+				algo = store.TokenBucket
+			case EqualFold(v, "leaky_bucket"):
+				algo = store.LeakyBucket
+			default:
+				c.Syntax()
+				return
+			}
+		case (c.ArgIs(i, "refill") && !haveRefill) || (c.ArgIs(i, "drain") && !haveDrain):
+			if c.ArgIs(i, "refill") {
+				haveRefill = true
+			} else {
+				haveDrain = true
+			}
+			if !ratelimit.RateSyntaxOK(string(v)) {
+				c.Error(ratelimit.ErrInvalidRate.Error())
+				return
+			}
+			rateText = string(v)
+		default:
+			c.Syntax()
+			return
+		}
+	}
+	if (haveRefill && algo != store.TokenBucket) || (haveDrain && algo != store.LeakyBucket) {
+		c.Syntax()
+		return
+	}
+	rate := ratelimit.DefaultRate(limit, window)
+	if rateText != "" {
+		var err error
+		if rate, err = ratelimit.ParseRate(rateText, limit); err != nil {
+			c.Error(err.Error())
+			return
+		}
+	}
+	l := &store.Limiter{Name: string(name), Algo: algo, Limit: limit, WindowMs: window, Rate: rate}
+	if !c.Store.Limiters.Create(l, c.Srv.RateLimitSettings().MaxLimiters) {
+		c.Error(errLimiterExists)
+		return
+	}
+	c.Dirty(1)
+	c.W.OK()
+}
+
+func rateLimitCheckCommand(c *Ctx) {
+	cost := int64(1)
+	haveCost := false
+	for i := 3; i < len(c.Args); i += 2 {
+		if !c.ArgIs(i, "cost") || haveCost || i+1 >= len(c.Args) {
+			c.Syntax()
+			return
+		}
+		v, ok := c.intInRange(i+1, 1, ratelimit.Max)
+		if !ok {
+			c.Error(errCost)
+			return
+		}
+		cost, haveCost = v, true
+	}
+	rateLimitEval(c, cost, true)
+}
+
+func rateLimitPeekCommand(c *Ctx) { rateLimitEval(c, 1, false) }
+
+func rateLimitEval(c *Ctx, cost int64, record bool) {
+	l := c.Store.Limiters.Get(c.Args[1])
+	if l == nil {
+		replyInts(c, [5]int64{})
+		return
+	}
+	r, changed := l.Check(c.Args[2], cost, c.Now, c.Srv.RateLimitSettings().SlidingWindowMaxEntries, record)
+	if changed {
+		c.Dirty(1)
+	}
+	replyInts(c, r)
+}
+
+func rateLimitResetCommand(c *Ctx) {
+	l := c.Store.Limiters.Get(c.Args[1])
+	if l == nil {
+		c.Error(errNoLimiter)
+		return
+	}
+	if l.Reset(c.Args[2], c.Now) {
+		c.Dirty(1)
+		c.W.Int(1)
+		return
+	}
+	c.W.Int(0)
+}
+
+func rateLimitStatsCommand(c *Ctx) {
+	l := c.Store.Limiters.Get(c.Args[1])
+	if l == nil {
+		c.Error(errNoLimiter)
+		return
+	}
+	allowed, denied := l.Totals()
+	fields := 7
+	if l.Algo != store.SlidingWindow {
+		fields = 8
+	}
+	c.W.Map(fields)
+	c.W.BulkString("name")
+	c.W.BulkString(l.Name)
+	c.W.BulkString("algo")
+	c.W.BulkString(l.Algo.String())
+	c.W.BulkString("limit")
+	c.W.Int(l.Limit)
+	c.W.BulkString("window_ms")
+	c.W.Int(l.WindowMs)
+	c.W.BulkString("unique_keys")
+	c.W.Int(l.UniqueKeys(c.Now))
+	c.W.BulkString("total_allowed")
+	c.W.Int(allowed)
+	c.W.BulkString("total_denied")
+	c.W.Int(denied)
+	switch l.Algo {
+	case store.TokenBucket:
+		c.W.BulkString("refill_per_sec")
+		c.W.DoubleText(ratelimit.FormatRate(l.Rate.PerSec))
+	case store.LeakyBucket:
+		c.W.BulkString("drain_per_sec")
+		c.W.DoubleText(ratelimit.FormatRate(l.Rate.PerSec))
+	}
+}
+
+func rateLimitDropCommand(c *Ctx) {
+	if !c.Store.Limiters.Drop(c.Args[1]) {
+		c.Error(errNoLimiter)
+		return
+	}
+	c.Dirty(1)
+	c.W.OK()
+}
+
+func rateLimitListCommand(c *Ctx) {
+	names := c.Store.Limiters.Names()
+	c.W.Array(len(names))
+	for _, n := range names {
+		c.W.BulkString(n)
+	}
+}

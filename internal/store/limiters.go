@@ -1,0 +1,311 @@
+package store
+
+import (
+	"hash/maphash"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hotkv/hotkv/internal/ratelimit"
+)
+
+// Algo is a named limiter's algorithm.
+type Algo uint8
+
+// The RATELIMIT algorithms (spec §8).
+const (
+	SlidingWindow Algo = iota
+	TokenBucket
+	LeakyBucket
+)
+
+// String is the algorithm's name as CREATE takes it and STATS replies it.
+func (a Algo) String() string {
+	switch a {
+	case TokenBucket:
+		return "token_bucket"
+	case LeakyBucket:
+		return "leaky_bucket"
+	}
+	return "sliding_window"
+}
+
+// limiterShards splits a limiter's per-key state so that checks of different keys of one
+// popular limiter (say "api", checked for every user) do not queue on one mutex.
+const limiterShards = 64
+
+// Limiter is a named limiter: its definition, its totals and the state of every key. Limiters
+// live outside the keyspace (spec §8.1): no database owns them and they are never evicted.
+type Limiter struct {
+	Name     string
+	Algo     Algo
+	Limit    int64
+	WindowMs int64
+	// Rate is the bucket algorithms' emission rate; for sliding_window it is unused.
+	Rate ratelimit.Rate
+
+	totalAllowed atomic.Int64
+	totalDenied  atomic.Int64
+	seed         maphash.Seed
+	shards       [limiterShards]limiterShard
+}
+
+type limiterShard struct {
+	mu sync.Mutex
+	// tat holds bucket state: the key's theoretical arrival time in ns.
+	tat map[string]int64
+	// log holds sliding_window state.
+	log map[string]*ratelimit.Window
+	_   [40]byte
+}
+
+// Totals returns total_allowed and total_denied.
+func (l *Limiter) Totals() (allowed, denied int64) {
+	return l.totalAllowed.Load(), l.totalDenied.Load()
+}
+
+// SetTotals replaces the totals; loading a snapshot or applying an effect uses it.
+func (l *Limiter) SetTotals(allowed, denied int64) {
+	l.totalAllowed.Store(allowed)
+	l.totalDenied.Store(denied)
+}
+
+// addSat adds n to a counter, saturating at 2^63-1 as the spec requires of the totals.
+func addSat(c *atomic.Int64, n int64) {
+	for {
+		old := c.Load()
+		v := old + n
+		if old > ratelimit.Max-n {
+			v = ratelimit.Max
+		}
+		if c.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+func (l *Limiter) shard(key []byte) *limiterShard {
+	return &l.shards[maphash.Bytes(l.seed, key)&(limiterShards-1)]
+}
+
+// Result is a CHECK or PEEK reply: [allowed, remaining, retry_after_ms, limit, current].
+type Result [5]int64
+
+// Check runs RATELIMIT.CHECK (record true) or RATELIMIT.PEEK (record false, cost 1) for key at
+// nowMs. maxEntries is ratelimit.sliding-window-max-entries. It reports the reply and whether
+// state changed (allowed CHECKs only, spec §10).
+func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool) (Result, bool) {
+	s := l.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res Result
+	changed := false
+	if l.Algo == SlidingWindow {
+		res, changed = l.checkWindow(s, key, cost, nowMs, maxEntries, record)
+	} else {
+		res, changed = l.checkBucket(s, key, cost, nowMs, record)
+	}
+	if record {
+		if res[0] == 1 {
+			addSat(&l.totalAllowed, cost)
+		} else {
+			addSat(&l.totalDenied, cost)
+		}
+	}
+	return res, changed
+}
+
+func (l *Limiter) checkWindow(s *limiterShard, key []byte, cost, nowMs, maxEntries int64, record bool) (Result, bool) {
+	w := s.log[string(key)]
+	var scratch ratelimit.Window
+	if w == nil {
+		w = &scratch
+	} else if !w.Prune(nowMs, l.WindowMs) {
+		delete(s.log, string(key))
+		w = &scratch
+	}
+	r := w.Check(nowMs, l.WindowMs, l.Limit, cost, maxEntries, record)
+	remaining := max(0, l.Limit-r.Current)
+	switch {
+	case r.Allowed && record:
+		remaining = l.Limit - r.Current - cost
+		if w == &scratch {
+			if s.log == nil {
+				s.log = map[string]*ratelimit.Window{}
+			}
+			nw := scratch
+			s.log[string(key)] = &nw
+		}
+		return Result{1, remaining, 0, l.Limit, r.Current}, true
+	case r.Allowed:
+		return Result{1, remaining, 0, l.Limit, r.Current}, false
+	}
+	return Result{0, remaining, r.RetryMs, l.Limit, r.Current}, false
+}
+
+func (l *Limiter) checkBucket(s *limiterShard, key []byte, cost, nowMs int64, record bool) (Result, bool) {
+	now := nowMs * ratelimit.NsPerMs
+	tat, present := s.tat[string(key)]
+	if present && tat <= now {
+		delete(s.tat, string(key)) // dead state is no state
+		present = false
+	}
+	r := ratelimit.Bucket(now, tat, present, l.Rate.IntervalNs, l.Limit, cost)
+	switch {
+	case r.Allowed && record:
+		if s.tat == nil {
+			s.tat = map[string]int64{}
+		}
+		s.tat[string(key)] = r.TAT
+		return Result{1, r.Avail - cost, 0, l.Limit, r.Current}, true
+	case r.Allowed:
+		return Result{1, r.Avail, 0, l.Limit, r.Current}, false
+	}
+	return Result{0, r.Avail, r.RetryMs, l.Limit, r.Current}, false
+}
+
+// Reset forgets key's state and reports whether it had live state.
+func (l *Limiter) Reset(key []byte, nowMs int64) bool {
+	s := l.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live := false
+	if l.Algo == SlidingWindow {
+		if w := s.log[string(key)]; w != nil {
+			live = w.Prune(nowMs, l.WindowMs)
+			delete(s.log, string(key))
+		}
+	} else if tat, ok := s.tat[string(key)]; ok {
+		live = tat > nowMs*ratelimit.NsPerMs
+		delete(s.tat, string(key))
+	}
+	return live
+}
+
+// UniqueKeys counts keys with live state at nowMs, reclaiming dead state on the way.
+func (l *Limiter) UniqueKeys(nowMs int64) int64 {
+	var n int64
+	for i := range l.shards {
+		n += int64(l.sweepShard(&l.shards[i], nowMs, -1))
+	}
+	return n
+}
+
+// Sweep reclaims dead state, visiting at most budget keys per shard; the active expiry cycle
+// calls it so that limiters with many one-off keys do not grow without bound.
+func (l *Limiter) Sweep(nowMs int64, budget int) {
+	for i := range l.shards {
+		l.sweepShard(&l.shards[i], nowMs, budget)
+	}
+}
+
+// sweepShard deletes dead state and returns the number of live keys seen (all of them when
+// budget < 0).
+func (l *Limiter) sweepShard(s *limiterShard, nowMs int64, budget int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live, seen := 0, 0
+	now := nowMs * ratelimit.NsPerMs
+	for k, tat := range s.tat {
+		if budget >= 0 && seen >= budget {
+			break
+		}
+		seen++
+		if tat <= now {
+			delete(s.tat, k)
+		} else {
+			live++
+		}
+	}
+	for k, w := range s.log {
+		if budget >= 0 && seen >= budget {
+			break
+		}
+		seen++
+		if !w.Prune(nowMs, l.WindowMs) {
+			delete(s.log, k)
+		} else {
+			live++
+		}
+	}
+	return live
+}
+
+// Limiters is the server-wide registry of named limiters.
+type Limiters struct {
+	mu     sync.RWMutex
+	byName map[string]*Limiter
+}
+
+// NewLimiters returns an empty registry.
+func NewLimiters() *Limiters { return &Limiters{byName: map[string]*Limiter{}} }
+
+// Get returns the limiter called name, or nil.
+func (ls *Limiters) Get(name []byte) *Limiter {
+	ls.mu.RLock()
+	l := ls.byName[string(name)]
+	ls.mu.RUnlock()
+	return l
+}
+
+// Create adds a limiter unless the name exists or maxLimiters are already defined.
+func (ls *Limiters) Create(l *Limiter, maxLimiters int64) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if _, dup := ls.byName[l.Name]; dup || int64(len(ls.byName)) >= maxLimiters {
+		return false
+	}
+	l.seed = maphash.MakeSeed()
+	ls.byName[l.Name] = l
+	return true
+}
+
+// Drop removes a limiter and reports whether it existed.
+func (ls *Limiters) Drop(name []byte) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if _, ok := ls.byName[string(name)]; !ok {
+		return false
+	}
+	delete(ls.byName, string(name))
+	return true
+}
+
+// Names lists every limiter name sorted bytewise (RATELIMIT.LIST).
+func (ls *Limiters) Names() []string {
+	ls.mu.RLock()
+	out := make([]string, 0, len(ls.byName))
+	for n := range ls.byName {
+		out = append(out, n)
+	}
+	ls.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// Len is the number of limiters.
+func (ls *Limiters) Len() int {
+	ls.mu.RLock()
+	defer ls.mu.RUnlock()
+	return len(ls.byName)
+}
+
+// Clear drops every limiter (FLUSHALL).
+func (ls *Limiters) Clear() {
+	ls.mu.Lock()
+	ls.byName = map[string]*Limiter{}
+	ls.mu.Unlock()
+}
+
+// Sweep reclaims dead per-key state in every limiter, a bounded amount per call.
+func (ls *Limiters) Sweep(nowMs int64, budget int) {
+	ls.mu.RLock()
+	all := make([]*Limiter, 0, len(ls.byName))
+	for _, l := range ls.byName {
+		all = append(all, l)
+	}
+	ls.mu.RUnlock()
+	for _, l := range all {
+		l.Sweep(nowMs, budget)
+	}
+}
