@@ -106,7 +106,7 @@ func lookupStringForBitWrite(c *Ctx, maxbit int64) (e *store.Entry, grown, ok bo
 	n := int(maxbit>>3) + 1
 	e = c.Lookup(c.Args[1])
 	if e == nil {
-		v := store.Value{Kind: store.KindString, Str: make([]byte, n)}
+		v := store.BytesValue(make([]byte, n))
 		return c.DB.Set(c.Args[1], v, 0, false, c.Now), true, true
 	}
 	if e.Val.Kind != store.KindString {
@@ -115,7 +115,7 @@ func lookupStringForBitWrite(c *Ctx, maxbit int64) (e *store.Entry, grown, ok bo
 	}
 	b := mutableString(&e.Val)
 	if len(b) < n {
-		e.Val.Str = growZero(b, n)
+		e.Val.SetBytes(growZero(b, n))
 		grown = true
 	}
 	return e, grown, true
@@ -146,7 +146,7 @@ func setbitCommand(c *Ctx) {
 	if !ok {
 		return
 	}
-	b := e.Val.Str
+	b := e.Val.Bytes()
 	i, shift := off>>3, 7-uint(off&7)
 	old := int64(b[i]>>shift) & 1
 	if grown || old != on {
@@ -505,7 +505,7 @@ func bitopCommand(c *Ctx) {
 			}
 		}
 	}
-	c.DB.Set(dest, store.Value{Kind: store.KindString, Str: res}, 0, false, c.Now)
+	c.DB.Set(dest, store.BytesValue(res), 0, false, c.Now)
 	c.Dirty(1)
 	c.W.Int(int64(maxLen))
 }
@@ -645,7 +645,7 @@ func bitfieldGeneric(c *Ctx, readOnlyCmd bool) {
 			}
 			continue
 		}
-		p := e.Val.Str
+		p := e.Val.Bytes()
 		changes++
 		if op.signed {
 			old := getSignedBitfield(p, op.offset, op.width)

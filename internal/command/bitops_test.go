@@ -94,7 +94,7 @@ func TestBitCommandsOnIntegers(t *testing.T) {
 	h.expect(":2\r\n", "BITPOS", "n", "1")
 	h.expect("*1\r\n:12594\r\n", "BITFIELD_RO", "n", "GET", "u16", "0")
 	h.expect(":1\r\n", "SETBIT", "n", "2", "0")
-	if e := h.entry("n"); e.Val.IsInt || string(e.Val.Str) != "\x112" {
+	if e := h.entry("n"); e.Val.IsInt || string(e.Val.Bytes()) != "\x112" {
 		t.Fatalf("SETBIT must turn the integer into bytes: %+v", e.Val)
 	}
 	h.do("SET", "m", "7")

@@ -126,6 +126,10 @@ type Ctx struct {
 	ClockChanged bool
 
 	failed bool
+	// keyHash is the hash of hashedKey (the single key the dispatcher locked for), reused by
+	// the handler's lookup of that key.
+	keyHash   uint64
+	hashedKey []byte
 	// locked records the shards the dispatcher locked, released after the handler.
 	locked    [8]*store.Shard
 	nlocked   int

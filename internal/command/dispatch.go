@@ -19,6 +19,7 @@ func nanotime() int64
 // c.W, c.Client, c.Srv, c.Store, c.DB and c.Now must be set. The reply, including any error,
 // is appended to c.W.
 func (t *Table) Exec(c *Ctx) {
+	c.hashedKey = nil
 	cmd := t.resolve(c)
 	if cmd == nil {
 		return
@@ -102,9 +103,12 @@ func (c *Ctx) lockFor(cmd *Command) {
 		return
 	}
 	if cmd.GetKeys == nil && cmd.FirstKey > 0 && cmd.LastKey == cmd.FirstKey {
-		// The common case: one key, one shard, no allocation.
+		// The common case: one key, one shard, no allocation. The hash is kept for the
+		// handler's lookup of the same key.
 		if cmd.FirstKey < len(c.Args) {
-			c.LockShard(c.DB.ShardFor(c.Args[cmd.FirstKey]))
+			key := c.Args[cmd.FirstKey]
+			c.keyHash, c.hashedKey = c.Store.Hash(key), key
+			c.LockShard(c.DB.Shard(c.Store.ShardOfHash(c.keyHash)))
 		}
 		return
 	}
@@ -224,7 +228,17 @@ func (c *Ctx) LockKeysIn(db int, keys [][]byte, db2 int, keys2 [][]byte) {
 }
 
 // Lookup is the handler's read of a key in the selected database (lazy expiry included).
-func (c *Ctx) Lookup(key []byte) *store.Entry { return c.DB.Lookup(key, c.Now) }
+func (c *Ctx) Lookup(key []byte) *store.Entry {
+	if c.isHashed(key) {
+		return c.DB.LookupHashed(key, c.keyHash, c.Now)
+	}
+	return c.DB.Lookup(key, c.Now)
+}
+
+// isHashed reports whether key is the very argument the dispatcher hashed for locking.
+func (c *Ctx) isHashed(key []byte) bool {
+	return len(key) > 0 && len(key) == len(c.hashedKey) && &key[0] == &c.hashedKey[0]
+}
 
 // LookupRead is Lookup for read commands: it counts keyspace hits and misses.
 func (c *Ctx) LookupRead(key []byte) *store.Entry {

@@ -759,18 +759,18 @@ func objectLookup(c *Ctx) *store.Entry {
 }
 
 // encodingName is OBJECT ENCODING. Aggregate values report theirs through an Encoding method
-// on Value.Obj.
+// on Value.Obj().
 func encodingName(v *store.Value) string {
 	if v.Kind == store.KindString {
 		switch {
 		case v.IsInt:
 			return "int"
-		case len(v.Str) <= 44: // OBJ_ENCODING_EMBSTR_SIZE_LIMIT
+		case len(v.Bytes()) <= 44: // OBJ_ENCODING_EMBSTR_SIZE_LIMIT
 			return "embstr"
 		}
 		return "raw"
 	}
-	if enc, ok := v.Obj.(interface{ Encoding() string }); ok {
+	if enc, ok := v.Obj().(interface{ Encoding() string }); ok {
 		return enc.Encoding()
 	}
 	return "raw"

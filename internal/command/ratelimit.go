@@ -138,7 +138,7 @@ func gcraState(e *store.Entry) (tat int64, present, ok bool) {
 	if e.Val.IsInt {
 		return e.Val.Int, true, true
 	}
-	if n, isInt := resp.ParseInt(e.Val.Str); isInt {
+	if n, isInt := resp.ParseInt(e.Val.Bytes()); isInt {
 		return n, true, true
 	}
 	return 0, false, false

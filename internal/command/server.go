@@ -950,7 +950,7 @@ func memorySubcommands() []*Command {
 	}
 }
 
-// MemorySizer is implemented by aggregate values kept in store.Value.Obj so that MEMORY USAGE
+// MemorySizer is implemented by aggregate values kept in store.Value.Obj() so that MEMORY USAGE
 // can account for them; samples bounds how many elements are visited (0 visits all), as
 // Redis samples large aggregates.
 type MemorySizer interface {
@@ -987,8 +987,8 @@ func memoryUsageCommand(c *Ctx) {
 		c.W.Null()
 		return
 	}
-	size := entryOverhead + int64(len(e.Key())) + int64(cap(e.Val.Str))
-	if s, ok := e.Val.Obj.(MemorySizer); ok {
+	size := entryOverhead + int64(len(e.Key())) + int64(cap(e.Val.Bytes()))
+	if s, ok := e.Val.Obj().(MemorySizer); ok {
 		size += s.MemoryUsage(int(min(samples, math.MaxInt32)))
 	}
 	c.W.Int(size)

@@ -421,10 +421,9 @@ func checkStringLength(c *Ctx, size, add int64) bool {
 // (Redis's dbUnshareStringValue): an integer-encoded value becomes its decimal digits.
 func mutableString(v *store.Value) []byte {
 	if v.IsInt {
-		v.Str = appendInt(make([]byte, 0, 24), v.Int)
-		v.IsInt, v.Int = false, 0
+		v.SetBytes(appendInt(make([]byte, 0, 24), v.Int))
 	}
-	return v.Str
+	return v.Bytes()
 }
 
 // growZero extends b to n bytes, the new bytes zero, as Redis's sdsgrowzero.
@@ -455,9 +454,9 @@ func appendCommand(c *Ctx) {
 		return
 	}
 	// The TTL stays: the entry is changed in place, never re-set.
-	e.Val.Str = append(mutableString(&e.Val), add...)
+	e.Val.SetBytes(append(mutableString(&e.Val), add...))
 	c.Dirty(1)
-	c.W.Int(int64(len(e.Val.Str)))
+	c.W.Int(int64(len(e.Val.Bytes())))
 }
 
 func strlenCommand(c *Ctx) {
@@ -536,7 +535,7 @@ func setrangeCommand(c *Ctx) {
 		}
 		b := make([]byte, int(offset)+len(val))
 		copy(b[offset:], val)
-		c.DB.Set(key, store.Value{Kind: store.KindString, Str: b}, 0, false, c.Now)
+		c.DB.Set(key, store.BytesValue(b), 0, false, c.Now)
 		c.Dirty(1)
 		c.W.Int(int64(len(b)))
 		return
@@ -555,7 +554,7 @@ func setrangeCommand(c *Ctx) {
 	b := mutableString(&e.Val)
 	b = growZero(b, max(len(b), int(offset)+len(val)))
 	copy(b[offset:], val)
-	e.Val.Str = b
+	e.Val.SetBytes(b)
 	c.Dirty(1)
 	c.W.Int(int64(len(b)))
 }
@@ -596,7 +595,7 @@ func incrDecr(c *Ctx, incr int64) {
 		if e.Val.IsInt {
 			old = e.Val.Int
 		} else {
-			v, ok := resp.ParseInt(e.Val.Str)
+			v, ok := resp.ParseInt(e.Val.Bytes())
 			if !ok {
 				c.Error(ErrNotInt)
 				return
@@ -636,7 +635,7 @@ func incrbyfloatCommand(c *Ctx) {
 			value = newLD().SetInt64(e.Val.Int)
 		} else {
 			var ok bool
-			if value, ok = parseLongDouble(e.Val.Str); !ok {
+			if value, ok = parseLongDouble(e.Val.Bytes()); !ok {
 				c.Error(ErrNotFloat)
 				return
 			}
@@ -657,7 +656,7 @@ func incrbyfloatCommand(c *Ctx) {
 		return
 	}
 	b := formatLongDoubleHuman(value)
-	v := store.Value{Kind: store.KindString, Str: b}
+	v := store.BytesValue(b)
 	if e == nil {
 		c.DB.Set(key, v, 0, false, c.Now)
 	} else {

@@ -14,7 +14,7 @@ func StringValue(b []byte) store.Value {
 	if n, ok := resp.ParseInt(b); ok {
 		return store.Value{Kind: store.KindString, IsInt: true, Int: n}
 	}
-	return store.Value{Kind: store.KindString, Str: append([]byte(nil), b...)}
+	return store.BytesValue(append([]byte(nil), b...))
 }
 
 // IntValue is an integer-encoded string value.
@@ -28,7 +28,7 @@ func StringBytes(v *store.Value, tmp []byte) []byte {
 	if v.IsInt {
 		return appendInt(tmp[:0], v.Int)
 	}
-	return v.Str
+	return v.Bytes()
 }
 
 // StringLen is the length of a string value without formatting it.
@@ -36,7 +36,7 @@ func StringLen(v *store.Value) int {
 	if v.IsInt {
 		return intLen(v.Int)
 	}
-	return len(v.Str)
+	return len(v.Bytes())
 }
 
 func intLen(n int64) int {
@@ -84,5 +84,5 @@ func ReplyString(w *resp.Writer, v *store.Value) {
 		w.BulkInt(v.Int)
 		return
 	}
-	w.Bulk(v.Str)
+	w.Bulk(v.Bytes())
 }

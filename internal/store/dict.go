@@ -1,5 +1,7 @@
 package store
 
+import "hash/maphash"
+
 // dict is a shard's hash table: chained buckets over a chunked slab of entries.
 //
 // It is hand-written rather than a Go map for three reasons the product depends on:
@@ -13,6 +15,9 @@ package store
 // Buckets hold entry index + 1 (0 = empty) and entries link through next, so the index arrays
 // contain no pointers for the garbage collector to scan.
 type dict struct {
+	// seed is the store's hash seed; entries do not cache their hash (8 bytes a key), so
+	// resizing and unlinking hash the key again.
+	seed    maphash.Seed
 	buckets []int32
 	chunks  [][]Entry
 	free    []int32 // indexes of deleted entries, reused before the slab grows
@@ -39,7 +44,7 @@ func (d *dict) find(key []byte, h uint64) *Entry {
 	}
 	for i := d.buckets[h&uint64(len(d.buckets)-1)]; i != noEntry; {
 		e := d.at(i - 1)
-		if e.hash == h && e.key == string(key) {
+		if e.key == string(key) {
 			return e
 		}
 		i = e.next
@@ -66,7 +71,7 @@ func (d *dict) insert(key []byte, h uint64) *Entry {
 	}
 	e := d.at(idx)
 	b := h & uint64(len(d.buckets)-1)
-	*e = Entry{key: string(key), hash: h, next: d.buckets[b], self: idx}
+	*e = Entry{key: string(key), next: d.buckets[b], self: idx}
 	d.buckets[b] = idx + 1
 	d.count++
 	return e
@@ -74,7 +79,7 @@ func (d *dict) insert(key []byte, h uint64) *Entry {
 
 // remove unlinks e from its chain and frees its slot.
 func (d *dict) remove(e *Entry) {
-	b := e.hash & uint64(len(d.buckets)-1)
+	b := d.hash(e.key) & uint64(len(d.buckets)-1)
 	link := &d.buckets[b]
 	for *link != noEntry {
 		cur := d.at(*link - 1)
@@ -90,7 +95,7 @@ func (d *dict) remove(e *Entry) {
 	d.count--
 	if d.count == 0 {
 		// Give the memory back after a flush or mass expiry.
-		d.buckets, d.chunks, d.free, d.used = nil, nil, nil, 0
+		*d = dict{seed: d.seed}
 		return
 	}
 	if len(d.buckets) > minBuckets && d.count*shrinkFactor < len(d.buckets) {
@@ -108,7 +113,7 @@ func (d *dict) resize(n int) {
 		if e.next < 0 {
 			continue // a free slot
 		}
-		b := e.hash & mask
+		b := d.hash(e.key) & mask
 		e.next = nb[b]
 		nb[b] = e.self + 1
 	}
@@ -173,6 +178,8 @@ func (d *dict) each(fn func(e *Entry) bool) {
 		}
 	}
 }
+
+func (d *dict) hash(key string) uint64 { return maphash.String(d.seed, key) }
 
 func reverseBits(v uint64) uint64 {
 	v = (v>>1)&0x5555555555555555 | (v&0x5555555555555555)<<1

@@ -12,12 +12,13 @@ type Cloner interface{ Clone() any }
 // shared as is, which is only correct for immutable values: every mutable aggregate type must
 // implement Cloner.
 func CloneValue(v Value) Value {
-	out := v
-	out.Str = bytes.Clone(v.Str)
-	if cl, ok := v.Obj.(Cloner); ok {
-		out.Obj = cl.Clone()
+	if b := v.Bytes(); b != nil {
+		return BytesValue(bytes.Clone(b))
 	}
-	return out
+	if cl, ok := v.Obj().(Cloner); ok {
+		return ObjValue(v.Kind, cl.Clone())
+	}
+	return v
 }
 
 // MoveEntry re-files e's value under key in dst, for RENAME (dst is db) and MOVE (another
@@ -26,10 +27,10 @@ func CloneValue(v Value) Value {
 // the new entry. Caller holds the locks of e's shard and of key's shard in dst; e must not be
 // key's own entry in dst.
 func (db *DB) MoveEntry(e *Entry, dst *DB, key []byte, now int64) *Entry {
-	v, at, access, freq := e.Val, e.expireAt, e.access, e.freq
+	v, at, lru := e.Val, e.expireAt, e.lru
 	db.Remove(e)
 	ne := dst.Set(key, v, at, false, now)
-	ne.access, ne.freq = access, freq
+	ne.lru = lru
 	return ne
 }
 

@@ -14,22 +14,22 @@ func (l *cloneableList) Clone() any {
 }
 
 func TestCloneValueSharesNothing(t *testing.T) {
-	v := Value{Kind: KindString, Str: []byte("abc")}
+	v := BytesValue([]byte("abc"))
 	c := CloneValue(v)
-	c.Str[0] = 'X'
-	if string(v.Str) != "abc" || string(c.Str) != "Xbc" {
-		t.Fatalf("string bytes shared: %q %q", v.Str, c.Str)
+	c.Bytes()[0] = 'X'
+	if string(v.Bytes()) != "abc" || string(c.Bytes()) != "Xbc" {
+		t.Fatalf("string bytes shared: %q %q", v.Bytes(), c.Bytes())
 	}
-	if e := CloneValue(Value{Kind: KindString, Str: []byte{}}); e.Str == nil {
-		t.Fatal("an empty string became nil")
+	if e := CloneValue(BytesValue([]byte{})); e.Kind != KindString || len(e.Bytes()) != 0 || e.IsInt {
+		t.Fatal("an empty string changed")
 	}
 	i := CloneValue(Value{Kind: KindString, IsInt: true, Int: 42})
-	if !i.IsInt || i.Int != 42 || i.Str != nil {
+	if !i.IsInt || i.Int != 42 || i.Bytes() != nil {
 		t.Fatalf("int value changed: %+v", i)
 	}
 	l := &cloneableList{items: []string{"a"}}
-	lc := CloneValue(Value{Kind: KindList, Obj: l})
-	lc.Obj.(*cloneableList).items[0] = "b"
+	lc := CloneValue(ObjValue(KindList, l))
+	lc.Obj().(*cloneableList).items[0] = "b"
 	if l.items[0] != "a" || lc.Kind != KindList {
 		t.Fatal("Obj shared through CloneValue")
 	}
@@ -40,9 +40,9 @@ func TestMoveEntryKeepsValueTTLAndAccess(t *testing.T) {
 	st := New(2, 4, clk)
 	db0, db1 := st.DB(0), st.DB(1)
 	now := clk.NowMs()
-	e := db0.Set([]byte("src"), Value{Kind: KindString, Str: []byte("v")}, now+5000, false, now)
-	e.access = 123
-	db0.Set([]byte("dst"), Value{Kind: KindString, Str: []byte("old")}, 0, false, now)
+	e := db0.Set([]byte("src"), BytesValue([]byte("v")), now+5000, false, now)
+	e.lru = 123
+	db0.Set([]byte("dst"), BytesValue([]byte("old")), 0, false, now)
 
 	// RENAME over an existing key, inside one database.
 	ne := db0.MoveEntry(db0.Lookup([]byte("src"), now), db0, []byte("dst"), now)
@@ -50,7 +50,7 @@ func TestMoveEntryKeepsValueTTLAndAccess(t *testing.T) {
 		t.Fatal("source still present")
 	}
 	got := db0.Lookup([]byte("dst"), now)
-	if got != ne || string(got.Val.Str) != "v" || got.ExpireAt() != now+5000 || got.access != 123 {
+	if got != ne || string(got.Val.Bytes()) != "v" || got.ExpireAt() != now+5000 || got.lru != 123 {
 		t.Fatalf("dst = %+v", got)
 	}
 
@@ -69,7 +69,7 @@ func TestLookupReadNoTouchCountsButDoesNotTouch(t *testing.T) {
 	clk := clock.NewFake(10_000)
 	st := New(1, 1, clk)
 	db := st.DB(0)
-	e := db.Set([]byte("k"), Value{Kind: KindString, Str: []byte("v")}, 0, false, 10_000)
+	e := db.Set([]byte("k"), BytesValue([]byte("v")), 0, false, 10_000)
 	if db.LookupReadNoTouch([]byte("k"), 70_000) != e || db.LookupReadNoTouch([]byte("nope"), 70_000) != nil {
 		t.Fatal("lookup")
 	}
@@ -108,7 +108,7 @@ func TestShardClear(t *testing.T) {
 	if n := st.ExpireNow(); n != 0 {
 		t.Fatalf("wheel kept %d registrations after Clear", n)
 	}
-	db.Set([]byte("again"), Value{Kind: KindString, Str: []byte("x")}, 0, false, 10_000)
+	db.Set([]byte("again"), BytesValue([]byte("x")), 0, false, 10_000)
 	if db.Keys() != 1 {
 		t.Fatal("shard unusable after Clear")
 	}

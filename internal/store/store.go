@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/clock"
 )
@@ -52,37 +53,85 @@ func (k Kind) TypeName() string {
 	return "none"
 }
 
-// Value is a key's value. Strings that are canonical integers are kept as Int (Redis's "int"
-// encoding) so INCR and GCRA state updates never allocate; other strings are Str. Aggregate
-// types keep their structure in Obj.
+// Value is a key's value, packed into 24 bytes because there is one per key: millions of
+// rate-limit keys make every byte count (issue budget: <= 100 B per live GCRA key).
+//
+// Strings that are canonical integers are kept in Int (Redis's "int" encoding) so INCR and
+// GCRA state updates never allocate. Other strings keep their bytes behind ref, with the
+// length and capacity packed into Int. Aggregate types keep their structure behind ref too,
+// boxed so that it can be any Go type. Use the accessors; only IsInt and Int are meant to be
+// read directly (and Int only when IsInt).
 type Value struct {
+	Int   int64
+	ref   unsafe.Pointer
 	Kind  Kind
 	IsInt bool
-	Int   int64
-	Str   []byte
-	Obj   any
 }
 
-// Entry is one key. Its address is stable while the shard is locked.
+// objBox holds an aggregate value behind Value.ref.
+type objBox struct{ v any }
+
+// BytesValue is a string value owning b (the caller must not keep or reuse b).
+func BytesValue(b []byte) Value {
+	v := Value{Kind: KindString}
+	v.SetBytes(b)
+	return v
+}
+
+// ObjValue is an aggregate value of kind k holding o.
+func ObjValue(k Kind, o any) Value {
+	return Value{Kind: k, ref: unsafe.Pointer(&objBox{v: o})}
+}
+
+// Bytes returns a raw string's bytes (nil for an integer-encoded string or an aggregate). The
+// slice aliases the store: modify it only under the shard lock, and re-store it with SetBytes
+// after growing it.
+func (v *Value) Bytes() []byte {
+	if v.IsInt || v.Kind != KindString || v.ref == nil {
+		return nil
+	}
+	n, c := int(uint32(v.Int)), int(uint32(v.Int>>32))
+	return unsafe.Slice((*byte)(v.ref), c)[:n]
+}
+
+// SetBytes makes v a raw string holding b, taking ownership of b.
+func (v *Value) SetBytes(b []byte) {
+	v.Kind = KindString
+	v.IsInt = false
+	if cap(b) == 0 {
+		v.ref, v.Int = nil, 0
+		return
+	}
+	v.ref = unsafe.Pointer(unsafe.SliceData(b))
+	v.Int = int64(uint32(len(b))) | int64(uint32(cap(b)))<<32
+}
+
+// Obj returns an aggregate's structure, or nil for strings.
+func (v *Value) Obj() any {
+	if v.Kind == KindString || v.ref == nil {
+		return nil
+	}
+	return (*objBox)(v.ref).v
+}
+
+// Entry is one key: 64 bytes with the value. Its address is stable while the shard is locked.
 type Entry struct {
-	key  string
-	hash uint64
+	key string
+	// expireAt is the absolute expiry in Unix ms, 0 for none. Change it only through
+	// SetExpire so the wheel learns about it.
+	expireAt int64
+
+	Val Value
+
 	next int32 // chain link (index+1), or -1 while the slot is free
 	self int32 // own slab index
-
-	// ExpireAt is the absolute expiry in Unix ms, 0 for none. Change it only through
-	// Shard.SetExpire so the wheel learns about it.
-	expireAt int64
 	// wheelAt is the wheel bucket (second) this key is registered in, 0 for none. Later
 	// registrations of the same key are skipped while an earlier one is pending (lazy
 	// re-bucketing): the earlier visit re-files the key at its real time.
-	wheelAt int64
-	// access is the last access time in seconds, for OBJECT IDLETIME.
-	access uint32
-	// freq is the LFU counter for OBJECT FREQ.
-	freq uint8
-
-	Val Value
+	wheelAt uint32
+	// lru packs Redis's 24-bit LRU clock (seconds, wrapping every 194 days as in Redis) with an
+	// 8-bit LFU counter in the top byte, as Redis packs its robj lru field.
+	lru uint32
 }
 
 // Key returns the key's name. It shares memory with the store; do not retain it past the lock.
@@ -148,6 +197,9 @@ func New(numDBs, shardsPerDB int, clk clock.Clock) *Store {
 	st.dbs = make([]*DB, numDBs)
 	for i := range st.dbs {
 		st.dbs[i] = &DB{ID: i, store: st, shards: make([]Shard, n)}
+		for j := range st.dbs[i].shards {
+			st.dbs[i].shards[j].dict.seed = st.seed
+		}
 	}
 	return st
 }
@@ -160,6 +212,9 @@ func (st *Store) DB(i int) *DB { return st.dbs[i] }
 
 // Hash returns the hash a key is placed by.
 func (st *Store) Hash(key []byte) uint64 { return maphash.Bytes(st.seed, key) }
+
+// ShardOfHash returns which shard of any database holds a key with hash h.
+func (st *Store) ShardOfHash(h uint64) int { return st.shardOf(h) }
 
 // ShardIndex returns which shard of any database holds key.
 func (st *Store) ShardIndex(key []byte) int {
@@ -185,7 +240,12 @@ func (db *DB) ShardFor(key []byte) *Shard { return &db.shards[db.store.ShardInde
 // Lookup returns the live entry for key, deleting it first if it has expired (lazy expiry).
 // It does not count a hit or a miss; see LookupRead. Caller holds the key's shard lock.
 func (db *DB) Lookup(key []byte, now int64) *Entry {
-	h := db.store.Hash(key)
+	return db.LookupHashed(key, db.store.Hash(key), now)
+}
+
+// LookupHashed is Lookup with the key's hash already computed (Store.Hash), so the dispatcher's
+// hash for locking is not computed again by the handler.
+func (db *DB) LookupHashed(key []byte, h uint64, now int64) *Entry {
 	s := &db.shards[db.store.shardOf(h)]
 	e := s.dict.find(key, h)
 	if e == nil {
@@ -217,24 +277,28 @@ func (db *DB) LookupRead(key []byte, now int64) *Entry {
 	return e
 }
 
+const lruMask = 1<<24 - 1
+
 func (e *Entry) touch(now int64) {
-	e.access = uint32(now / 1000)
-	if e.freq < 255 {
-		e.freq++
+	freq := e.lru >> 24
+	if freq < 255 {
+		freq++
 	}
+	e.lru = freq<<24 | uint32(now/1000)&lruMask
 }
 
-// IdleSeconds is OBJECT IDLETIME.
+// IdleSeconds is OBJECT IDLETIME, computed on the 24-bit clock with Redis's wrap-around rule.
 func (e *Entry) IdleSeconds(now int64) int64 {
-	d := now/1000 - int64(e.access)
-	if d < 0 {
-		return 0
+	clk := uint32(now/1000) & lruMask
+	last := e.lru & lruMask
+	if clk >= last {
+		return int64(clk - last)
 	}
-	return d
+	return int64(clk + (lruMask - last))
 }
 
 // Freq is OBJECT FREQ's counter.
-func (e *Entry) Freq() int { return int(e.freq) }
+func (e *Entry) Freq() int { return int(e.lru >> 24) }
 
 // Set stores v at key, replacing any value. expireAt is absolute Unix ms or 0 for none; with
 // keepTTL the existing expiry is kept. It returns the entry. Caller holds the lock.
@@ -247,7 +311,7 @@ func (db *DB) Set(key []byte, v Value, expireAt int64, keepTTL bool, now int64) 
 	}
 	if e == nil {
 		e = s.dict.insert(key, h)
-		e.access = uint32(now / 1000)
+		e.lru = uint32(now/1000) & lruMask
 		keepTTL = false
 	}
 	e.Val = v
@@ -274,13 +338,19 @@ func (db *DB) Delete(key []byte, now int64) bool {
 
 // Remove deletes an entry obtained from Lookup. Caller holds the lock.
 func (db *DB) Remove(e *Entry) {
-	s := &db.shards[db.store.shardOf(e.hash)]
+	s := &db.shards[db.store.ShardIndex(keyBytes(e.key))]
 	s.dict.remove(e)
 }
 
 // SetExpire sets e's absolute expiry (0 removes it). Caller holds the lock.
 func (db *DB) SetExpire(e *Entry, at int64) {
-	db.shards[db.store.shardOf(e.hash)].setExpire(e, at)
+	if at != 0 && e.wheelAt != 0 && int64(e.wheelAt) <= at/1000 {
+		// The expiry moved later than a pending registration (every allowed GCRA call):
+		// that visit will re-file the key, so neither the shard nor its wheel is needed.
+		e.expireAt = at
+		return
+	}
+	db.shards[db.store.ShardIndex(keyBytes(e.key))].setExpire(e, at)
 }
 
 func (db *DB) expire(s *Shard, e *Entry) {
@@ -332,7 +402,7 @@ func (db *DB) Flush() {
 }
 
 func (s *Shard) reset() {
-	s.dict = dict{}
+	s.dict = dict{seed: s.dict.seed}
 	s.wheel = wheel{}
 	s.pending.Store(0)
 }
@@ -383,3 +453,7 @@ func (db *DB) Random(s *Shard, now int64) *Entry {
 	}
 	return nil
 }
+
+// keyBytes views a stored key as bytes for hashing, without copying. The bytes must not be
+// modified.
+func keyBytes(k string) []byte { return unsafe.Slice(unsafe.StringData(k), len(k)) }

@@ -13,16 +13,16 @@ import (
 func TestDictGrowShrinkAndStablePointers(t *testing.T) {
 	st := New(1, 1, clock.NewFake(0))
 	db := st.DB(0)
-	first := db.Set([]byte("k0"), Value{Kind: KindString, Str: []byte("v0")}, 0, false, 0)
+	first := db.Set([]byte("k0"), BytesValue([]byte("v0")), 0, false, 0)
 	for i := 1; i < 5000; i++ {
-		db.Set([]byte(fmt.Sprint("k", i)), Value{Kind: KindString, Str: []byte(fmt.Sprint("v", i))}, 0, false, 0)
+		db.Set([]byte(fmt.Sprint("k", i)), BytesValue([]byte(fmt.Sprint("v", i))), 0, false, 0)
 	}
-	if string(first.Val.Str) != "v0" || first.Key() != "k0" {
+	if string(first.Val.Bytes()) != "v0" || first.Key() != "k0" {
 		t.Fatal("entry pointer moved after inserts")
 	}
 	for i := 0; i < 5000; i++ {
 		e := db.Lookup([]byte(fmt.Sprint("k", i)), 0)
-		if e == nil || string(e.Val.Str) != fmt.Sprint("v", i) {
+		if e == nil || string(e.Val.Bytes()) != fmt.Sprint("v", i) {
 			t.Fatalf("k%d missing", i)
 		}
 	}

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
+	"math"
 	"time"
-	"unsafe"
 )
 
 // wheel finds keys whose time has come without scanning the keyspace. Keys are filed by the
@@ -12,27 +12,32 @@ import (
 // happens here: the visit at the old second files it again at its real time. Only a move to an
 // earlier second adds a registration. This keeps the rate-limit hot path free of wheel work
 // (ARCHITECTURE.md §4).
+//
+// Registrations are slab indexes (4 bytes a key), not keys. A registration can outlive its
+// key and even find the slot reused by another key; the visit then only acts on an entry whose
+// own wheelAt names this very second, which means that entry is filed here anyway, so acting
+// early on its behalf is harmless and the stale registration is simply dropped.
 type wheel struct {
-	buckets map[int64][]string
+	buckets map[int64][]int32
 	// cursor is the first second that may still hold registrations: every bucket below it is
 	// empty.
 	cursor int64
 	// The bucket being drained, so a large bucket is processed over several short steps.
-	cur    []string
+	cur    []int32
 	curSec int64
 	curIdx int
 	misses int
 }
 
-func (w *wheel) add(sec int64, key string) {
+func (w *wheel) add(sec int64, idx int32) {
 	if w.buckets == nil {
-		w.buckets = make(map[int64][]string)
+		w.buckets = make(map[int64][]int32)
 		w.cursor = sec
 	}
 	if sec < w.cursor {
 		w.cursor = sec
 	}
-	w.buckets[sec] = append(w.buckets[sec], key)
+	w.buckets[sec] = append(w.buckets[sec], idx)
 }
 
 // setExpire sets e's expiry and files it in the wheel when needed.
@@ -42,11 +47,14 @@ func (s *Shard) setExpire(e *Entry, at int64) {
 		return // a pending registration finds no expiry and is dropped
 	}
 	sec := at / 1000
-	if e.wheelAt != 0 && e.wheelAt <= sec {
+	if sec >= math.MaxUint32 {
+		return // past the year 2106: lazy expiry only
+	}
+	if e.wheelAt != 0 && int64(e.wheelAt) <= sec {
 		return
 	}
-	s.wheel.add(sec, e.key)
-	e.wheelAt = sec
+	s.wheel.add(sec, e.self)
+	e.wheelAt = uint32(sec)
 	s.pending.Add(1)
 }
 
@@ -85,8 +93,7 @@ func (db *DB) expireStep(s *Shard, now int64, budget int) (examined, deleted int
 			w.cur, w.curSec, w.curIdx = keys, w.cursor, 0
 			w.cursor++
 		}
-		key := w.cur[w.curIdx]
-		w.cur[w.curIdx] = ""
+		idx := w.cur[w.curIdx]
 		w.curIdx++
 		if w.curIdx == len(w.cur) {
 			w.cur = nil
@@ -95,10 +102,12 @@ func (db *DB) expireStep(s *Shard, now int64, budget int) (examined, deleted int
 		s.pending.Add(-1)
 		s.ExpireVisited++
 
-		kb := unsafe.Slice(unsafe.StringData(key), len(key)) // read-only view, no copy
-		e := s.dict.find(kb, db.store.Hash(kb))
-		if e == nil || e.wheelAt != w.curSec {
-			continue // deleted, or filed again earlier: a stale registration
+		if int(idx) >= s.dict.used {
+			continue // the table was emptied and shrank since
+		}
+		e := s.dict.at(idx)
+		if e.next < 0 || int64(e.wheelAt) != w.curSec {
+			continue // deleted, or filed again elsewhere: a stale registration
 		}
 		e.wheelAt = 0
 		switch {
