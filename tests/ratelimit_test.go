@@ -1674,38 +1674,49 @@ func TestRateLimitDirtyOnlyOnEffects(t *testing.T) {
 
 // TestRateLimitAtomicUnderConcurrency checks rule 1 of §1 (the check and the update are one
 // step): with the clock frozen, concurrent clients get exactly the burst, never more.
+// TestRateLimitAtomicUnderConcurrency is the concurrency check: with the clock frozen,
+// 50 clients x 200 calls on one key with a burst (limit) of 1000 admit exactly 1000, for every
+// algorithm. Each client pipelines its calls in groups of 20 so the test stays fast while the
+// calls of different clients still interleave on the server.
 func TestRateLimitAtomicUnderConcurrency(t *testing.T) {
 	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
 		rlReset(t, c)
-		for _, cmd := range []string{"RATELIMIT.CREATE sw 50 60000", "RATELIMIT.CREATE tb 50 60000 ALGO token_bucket",
-			"RATELIMIT.CREATE lb 50 60000 ALGO leaky_bucket"} {
+		for _, cmd := range []string{"RATELIMIT.CREATE sw 1000 60000", "RATELIMIT.CREATE tb 1000 60000 ALGO token_bucket",
+			"RATELIMIT.CREATE lb 1000 60000 ALGO leaky_bucket"} {
 			require.NoError(t, c.Do(ctx, rlWords(cmd)...).Err())
 		}
 		cmds := []struct {
 			args    []any
 			allowed func(r []any) bool
 		}{
-			{[]any{"GCRA.LIMIT", "g", 60000, 50}, func(r []any) bool { return r[0].(int64) == 0 }},
-			{[]any{"CL.THROTTLE", "cl", 49, 50, 60}, func(r []any) bool { return r[0].(int64) == 0 }},
+			{[]any{"GCRA.LIMIT", "g", 60000, 1000}, func(r []any) bool { return r[0].(int64) == 0 }},
+			{[]any{"CL.THROTTLE", "cl", 999, 1000, 60}, func(r []any) bool { return r[0].(int64) == 0 }},
 			{[]any{"RATELIMIT.CHECK", "sw", "u"}, func(r []any) bool { return r[0].(int64) == 1 }},
 			{[]any{"RATELIMIT.CHECK", "tb", "u"}, func(r []any) bool { return r[0].(int64) == 1 }},
 			{[]any{"RATELIMIT.CHECK", "lb", "u"}, func(r []any) bool { return r[0].(int64) == 1 }},
 		}
-		const workers, each = 8, 20
+		const workers, each, batch = 50, 200, 20
 		counts := make([][workers]int, len(cmds))
 		done := make(chan error, workers)
 		for w := 0; w < workers; w++ {
-			cw := s.Client(t, c.Options().Protocol)
+			cw := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: c.Options().Protocol, PoolSize: 1})
+			t.Cleanup(func() { _ = cw.Close() })
 			go func() {
-				for i := 0; i < each; i++ {
+				for i := 0; i < each; i += batch {
 					for j, cmd := range cmds {
-						r, err := cw.Do(ctx, cmd.args...).Slice()
-						if err != nil {
+						pipe := cw.Pipeline()
+						res := make([]*redis.Cmd, batch)
+						for k := range res {
+							res[k] = pipe.Do(ctx, cmd.args...)
+						}
+						if _, err := pipe.Exec(ctx); err != nil {
 							done <- err
 							return
 						}
-						if cmd.allowed(r) {
-							counts[j][w]++
+						for _, r := range res {
+							if v, _ := r.Slice(); cmd.allowed(v) {
+								counts[j][w]++
+							}
 						}
 					}
 				}
@@ -1720,12 +1731,12 @@ func TestRateLimitAtomicUnderConcurrency(t *testing.T) {
 			for _, n := range counts[j] {
 				total += n
 			}
-			require.Equal(t, 50, total, "%v", cmd.args)
+			require.Equal(t, 1000, total, "%v", cmd.args)
 		}
 		for _, name := range []string{"sw", "tb", "lb"} {
 			f := rlStatsFields(t, c, c.Do(ctx, "RATELIMIT.STATS", name).Val(), name)
-			require.Equal(t, "50", f["total_allowed"], name)
-			require.Equal(t, strconv.Itoa(workers*each-50), f["total_denied"], name)
+			require.Equal(t, "1000", f["total_allowed"], name)
+			require.Equal(t, strconv.Itoa(workers*each-1000), f["total_denied"], name)
 		}
 	})
 }

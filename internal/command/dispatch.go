@@ -254,3 +254,18 @@ func (c *Ctx) Dirty(n int64) {
 		c.Srv.AddDirty(n)
 	}
 }
+
+// Emit journals an effect (store.Effect) for database db (-1: server-wide). The arguments are
+// copied, since they may point into the connection's read buffer. Callers check
+// c.Store.Journal first so that nothing is built when no one consumes effects.
+func (c *Ctx) Emit(db int, args ...[]byte) {
+	j := c.Store.Journal
+	if j == nil {
+		return
+	}
+	cp := make([][]byte, len(args))
+	for i, a := range args {
+		cp[i] = append([]byte(nil), a...)
+	}
+	j.Append(store.Effect{DB: db, Args: cp})
+}

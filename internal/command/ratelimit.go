@@ -79,13 +79,16 @@ func rateLimitCommands() []*Command {
 		named(rl("ratelimit.drop", 2, FlagWrite, []string{"write", "slow"}, 1, 1, KSRM|KSDelete,
 			"O(N) where N is the number of keys with state", "name",
 			"Deletes a limiter", rateLimitDropCommand)),
+		named(rl("ratelimit.setstate", -8, FlagWrite, []string{"write", "slow", "dangerous"}, 1, 1, KSOW|KSUpdate,
+			"O(E) where E is the number of log entries", "name key <TAT tat | LOG count [ts units ...]> TOTALS allowed denied",
+			"Applies a limiter key's journaled state (used by the append-only log and replicas)", rateLimitSetStateCommand)),
 		named(rl("ratelimit.list", 1, FlagReadOnly, []string{"read", "slow"}, 0, 0, 0,
 			"O(N log N) where N is the number of limiters", "",
 			"Names of all limiters on this node", rateLimitListCommand)),
 	}
 	for _, c := range cmds {
 		switch c.Name {
-		case "gcra.reset", "ratelimit.create", "ratelimit.drop", "ratelimit.list":
+		case "gcra.reset", "ratelimit.create", "ratelimit.drop", "ratelimit.list", "ratelimit.setstate":
 		default:
 			c.Tips = nd
 		}
@@ -156,6 +159,9 @@ func storeTAT(c *Ctx, key []byte, e *store.Entry, tat int64) {
 		c.DB.Set(key, IntValue(tat), expireAt, false, c.Now)
 	}
 	c.Dirty(1)
+	if c.Store.Journal != nil {
+		c.Emit(c.DB.ID, []byte("SET"), key, appendInt(nil, tat), []byte("PXAT"), appendInt(nil, expireAt))
+	}
 }
 
 func replyInts(c *Ctx, r [5]int64) {
@@ -209,12 +215,17 @@ func gcraResetCommand(c *Ctx) {
 		}
 	}
 	var n int64
+	deleted := [][]byte{[]byte("DEL")}
 	for _, k := range keys {
 		if c.DB.Delete(k, c.Now) {
 			n++ // a key listed twice is found once: the second lookup misses
+			deleted = append(deleted, k)
 		}
 	}
 	c.Dirty(n)
+	if n > 0 && c.Store.Journal != nil {
+		c.Emit(c.DB.ID, deleted...)
+	}
 	c.W.Int(n)
 }
 
@@ -329,6 +340,9 @@ func rateLimitCreateCommand(c *Ctx) {
 		return
 	}
 	c.Dirty(1)
+	if c.Store.Journal != nil {
+		c.Emit(-1, c.Args...) // CREATE is deterministic: journaled as given (spec §10)
+	}
 	c.W.OK()
 }
 
@@ -358,7 +372,7 @@ func rateLimitEval(c *Ctx, cost int64, record bool) {
 		replyInts(c, [5]int64{})
 		return
 	}
-	r, changed := l.Check(c.Args[2], cost, c.Now, c.Srv.RateLimitSettings().SlidingWindowMaxEntries, record)
+	r, changed := l.Check(c.Args[2], cost, c.Now, c.Srv.RateLimitSettings().SlidingWindowMaxEntries, record, c.Store.Journal)
 	if changed {
 		c.Dirty(1)
 	}
@@ -373,6 +387,9 @@ func rateLimitResetCommand(c *Ctx) {
 	}
 	if l.Reset(c.Args[2], c.Now) {
 		c.Dirty(1)
+		if c.Store.Journal != nil {
+			c.Emit(-1, c.Args...)
+		}
 		c.W.Int(1)
 		return
 	}
@@ -421,6 +438,9 @@ func rateLimitDropCommand(c *Ctx) {
 		return
 	}
 	c.Dirty(1)
+	if c.Store.Journal != nil {
+		c.Emit(-1, c.Args...)
+	}
 	c.W.OK()
 }
 
@@ -430,4 +450,64 @@ func rateLimitListCommand(c *Ctx) {
 	for _, n := range names {
 		c.W.BulkString(n)
 	}
+}
+
+// rateLimitSetStateCommand applies the effect an allowed RATELIMIT.CHECK journals: the key's
+// complete state with absolute times and the limiter's totals (spec §10). It never reads the
+// clock or local configuration, so replaying a journal anywhere gives the same state.
+func rateLimitSetStateCommand(c *Ctx) {
+	l := c.Store.Limiters.Get(c.Args[1])
+	if l == nil {
+		c.Error(errNoLimiter)
+		return
+	}
+	key := c.Args[2]
+	i := 3
+	var tat int64
+	var entries []ratelimit.WindowEntry
+	switch {
+	case c.ArgIs(i, "tat") && l.Algo != store.SlidingWindow:
+		v, ok := resp.ParseInt(c.Args[i+1])
+		if !ok {
+			c.Error(ErrNotInt)
+			return
+		}
+		tat, i = v, i+2
+	case c.ArgIs(i, "log") && l.Algo == store.SlidingWindow:
+		n, ok := c.intInRange(i+1, 0, int64(len(c.Args)))
+		if !ok || i+2+2*int(n) > len(c.Args) {
+			c.Syntax()
+			return
+		}
+		entries = make([]ratelimit.WindowEntry, n)
+		for j := range entries {
+			ts, ok1 := resp.ParseInt(c.Args[i+2+2*j])
+			units, ok2 := resp.ParseInt(c.Args[i+3+2*j])
+			if !ok1 || !ok2 || units < 1 || (j > 0 && ts <= entries[j-1].TS) {
+				c.Syntax()
+				return
+			}
+			entries[j] = ratelimit.WindowEntry{TS: ts, Units: units}
+		}
+		i += 2 + 2*int(n)
+	default:
+		c.Syntax()
+		return
+	}
+	if i+3 != len(c.Args) || !c.ArgIs(i, "totals") {
+		c.Syntax()
+		return
+	}
+	allowed, ok1 := c.intInRange(i+1, 0, ratelimit.Max)
+	denied, ok2 := c.intInRange(i+2, 0, ratelimit.Max)
+	if !ok1 || !ok2 {
+		c.Error(ErrNotInt)
+		return
+	}
+	l.SetState(key, tat, entries, allowed, denied)
+	c.Dirty(1)
+	if c.Store.Journal != nil {
+		c.Emit(-1, c.Args...)
+	}
+	c.W.OK()
 }

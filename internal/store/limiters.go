@@ -3,6 +3,7 @@ package store
 import (
 	"hash/maphash"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -93,8 +94,9 @@ type Result [5]int64
 
 // Check runs RATELIMIT.CHECK (record true) or RATELIMIT.PEEK (record false, cost 1) for key at
 // nowMs. maxEntries is ratelimit.sliding-window-max-entries. It reports the reply and whether
-// state changed (allowed CHECKs only, spec §10).
-func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool) (Result, bool) {
+// state changed (allowed CHECKs only, spec §10). When j is set, a change is journaled, under
+// the key's lock, as the key's complete new state and the limiter's totals (EffectState).
+func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool, j Journal) (Result, bool) {
 	s := l.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -112,7 +114,75 @@ func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool) 
 			addSat(&l.totalDenied, cost)
 		}
 	}
+	if changed && j != nil {
+		j.Append(Effect{DB: -1, Args: l.stateEffect(s, key)})
+	}
 	return res, changed
+}
+
+// SetStateCommand is the command that carries a limiter key's state in the journal.
+const SetStateCommand = "RATELIMIT.SETSTATE"
+
+// stateEffect encodes key's state and the totals as
+//
+//	RATELIMIT.SETSTATE name key TAT <ns> TOTALS <allowed> <denied>
+//	RATELIMIT.SETSTATE name key LOG <n> <ts> <units> ... TOTALS <allowed> <denied>
+//
+// Totals only grow, so applying them as a maximum makes effects from different keys commute:
+// the order in which two shards of one limiter journal does not matter.
+func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
+	itoa := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
+	args := [][]byte{[]byte(SetStateCommand), []byte(l.Name), append([]byte(nil), key...)}
+	if l.Algo == SlidingWindow {
+		w := s.log[string(key)]
+		args = append(args, []byte("LOG"), itoa(int64(len(w.Entries))))
+		for _, e := range w.Entries {
+			args = append(args, itoa(e.TS), itoa(e.Units))
+		}
+	} else {
+		args = append(args, []byte("TAT"), itoa(s.tat[string(key)]))
+	}
+	a, d := l.Totals()
+	return append(args, []byte("TOTALS"), itoa(a), itoa(d))
+}
+
+// SetState applies a journaled key state (RATELIMIT.SETSTATE): tat for bucket limiters, entries
+// for sliding_window, and totals raised to at least the given values. It reads no clock and no
+// configuration, so replicas and log replay reach the primary's exact state.
+func (l *Limiter) SetState(key []byte, tat int64, entries []ratelimit.WindowEntry, allowed, denied int64) {
+	s := l.shard(key)
+	s.mu.Lock()
+	if l.Algo == SlidingWindow {
+		if len(entries) == 0 {
+			delete(s.log, string(key))
+		} else {
+			w := &ratelimit.Window{Entries: entries}
+			for _, e := range entries {
+				w.Sum += e.Units
+			}
+			if s.log == nil {
+				s.log = map[string]*ratelimit.Window{}
+			}
+			s.log[string(key)] = w
+		}
+	} else {
+		if s.tat == nil {
+			s.tat = map[string]int64{}
+		}
+		s.tat[string(key)] = tat
+	}
+	s.mu.Unlock()
+	raise(&l.totalAllowed, allowed)
+	raise(&l.totalDenied, denied)
+}
+
+func raise(c *atomic.Int64, v int64) {
+	for {
+		old := c.Load()
+		if v <= old || c.CompareAndSwap(old, v) {
+			return
+		}
+	}
 }
 
 func (l *Limiter) checkWindow(s *limiterShard, key []byte, cost, nowMs, maxEntries int64, record bool) (Result, bool) {

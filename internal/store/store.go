@@ -182,6 +182,10 @@ type Store struct {
 	// because it expired (lazily or actively); persistence and replication hook in here.
 	OnExpire func(db int, key string)
 
+	// Journal, when set, receives the effect of every write that supports journaling. It is
+	// nil when nothing consumes effects, and writers then skip building them entirely.
+	Journal Journal
+
 	// Limiters are the named RATELIMIT limiters. They belong to the dataset (snapshots hold
 	// them, FLUSHALL drops them) but to no database (spec §8.1).
 	Limiters *Limiters
