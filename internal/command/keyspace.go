@@ -765,7 +765,7 @@ func encodingName(v *store.Value) string {
 		switch {
 		case v.IsInt:
 			return "int"
-		case len(v.Bytes()) <= 44: // OBJ_ENCODING_EMBSTR_SIZE_LIMIT
+		case !v.Raw && len(v.Bytes()) <= 44: // OBJ_ENCODING_EMBSTR_SIZE_LIMIT
 			return "embstr"
 		}
 		return "raw"

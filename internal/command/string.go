@@ -423,6 +423,7 @@ func mutableString(v *store.Value) []byte {
 	if v.IsInt {
 		v.SetBytes(appendInt(make([]byte, 0, 24), v.Int))
 	}
+	v.Raw = true
 	return v.Bytes()
 }
 
@@ -535,7 +536,9 @@ func setrangeCommand(c *Ctx) {
 		}
 		b := make([]byte, int(offset)+len(val))
 		copy(b[offset:], val)
-		c.DB.Set(key, store.BytesValue(b), 0, false, c.Now)
+		v := store.BytesValue(b)
+		v.Raw = true // Redis builds it with createObject: raw, never embstr
+		c.DB.Set(key, v, 0, false, c.Now)
 		c.Dirty(1)
 		c.W.Int(int64(len(b)))
 		return

@@ -66,6 +66,9 @@ type Value struct {
 	ref   unsafe.Pointer
 	Kind  Kind
 	IsInt bool
+	// Raw marks a string changed in place (APPEND, SETRANGE, SETBIT ...): Redis reports those
+	// as "raw" in OBJECT ENCODING even when short. It lives in padding and costs nothing.
+	Raw bool
 }
 
 // objBox holds an aggregate value behind Value.ref.
