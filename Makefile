@@ -1,0 +1,48 @@
+# HotKV developer commands. `make run` serves on 127.0.0.1:6379; `make test` runs every check
+# CI runs, installing what it needs (scripts/setup.sh).
+
+GO       ?= go
+PORT     ?= 6379
+BIND     ?= 127.0.0.1
+DATA     ?= ./data
+ARGS     ?=
+FUZZTIME ?= 30s
+KEYS     ?= 1000000
+TTL      ?= 1s
+
+.PHONY: run build test fuzz stress-expiry docs lint setup
+
+## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
+run: build
+	mkdir -p $(DATA)
+	./bin/hotkv-server --port $(PORT) --bind $(BIND) --dir $(DATA) $(ARGS)
+
+## build: bin/hotkv-server (and bin/hotkv-docs once cmd/hotkv-docs exists)
+build:
+	$(GO) build -o bin/hotkv-server ./cmd/hotkv-server
+	@if [ -d cmd/hotkv-docs ]; then echo "$(GO) build -o bin/hotkv-docs ./cmd/hotkv-docs"; $(GO) build -o bin/hotkv-docs ./cmd/hotkv-docs; fi
+
+## test: setup, gofmt, vet, go test -race ./..., a short fuzz run, the redis-cli smoke test
+test:
+	bash scripts/test.sh
+
+## setup: install what the tests need (Go modules, redis-cli/redis-server)
+setup:
+	bash scripts/setup.sh
+
+## fuzz: fuzz the RESP reader for FUZZTIME (default 30s)
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/resp/
+
+## stress-expiry: KEYS (default 1M) keys with a TTL (default 1s), HotKV vs Redis; not in `make test`
+stress-expiry:
+	KEYS=$(KEYS) TTL=$(TTL) bash scripts/stress-expiry.sh
+
+## docs: regenerate the command reference under docs/
+docs:
+	$(GO) run ./cmd/hotkv-docs -out docs
+
+## lint: gofmt -l must print nothing, and go vet must pass
+lint:
+	@files=$$(gofmt -l .); if [ -n "$$files" ]; then echo "gofmt needed:"; echo "$$files"; exit 1; fi
+	$(GO) vet ./...

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs every check CI runs (`make test`, `.ci/run`): setup, gofmt, go vet, the whole Go suite
+# under the race detector, a bounded fuzz run of the RESP reader and the redis-cli smoke test.
+# Every step runs even after a failure; the script prints each step's summary and exits
+# non-zero if any step failed. FUZZTIME (default 20s) sets the fuzzing budget.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME=${FUZZTIME:-20s}
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+results=()
+failed=0
+
+# step NAME COMMAND...: runs one check, records PASS/FAIL and its duration.
+step() {
+	local name=$1 start=$SECONDS rc=0
+	shift
+	echo
+	echo "=== $name"
+	"$@" || rc=$?
+	local verdict=PASS
+	if [ "$rc" -ne 0 ]; then
+		verdict="FAIL (exit $rc)"
+		failed=1
+	fi
+	results+=("$(printf '%-12s %5ss  %s' "$name" $((SECONDS - start)) "$verdict")")
+}
+
+gofmt_check() {
+	local files
+	files=$(gofmt -l .)
+	[ -z "$files" ] && return 0
+	echo "these files need gofmt -w:"
+	echo "$files"
+	return 1
+}
+
+go_tests() {
+	go test -race -count=1 ./... 2>&1 | tee "$log/go-test"
+	local rc=${PIPESTATUS[0]}
+	echo "--- go test summary"
+	grep -E '^(ok|FAIL|---|panic:|\?)' "$log/go-test" | grep -v 'no test files' || true
+	return "$rc"
+}
+
+fuzz_reader() {
+	# -fuzzminimizetime bounds the minimizing of each new input, which can otherwise stall
+	# a short run for a minute.
+	go test -run='^$' -fuzz='^FuzzReader$' -fuzztime="$FUZZTIME" -fuzzminimizetime=5s ./internal/resp/ 2>&1 |
+		tee "$log/fuzz" | grep -vE '^fuzz: elapsed: [0-9]+s,'
+	local rc=${PIPESTATUS[0]}
+	echo "--- fuzz summary: $(grep -E '^fuzz: elapsed' "$log/fuzz" | tail -n 1)"
+	return "$rc"
+}
+
+smoke() {
+	go build -o bin/hotkv-server ./cmd/hotkv-server && bash scripts/smoke.sh
+}
+
+step setup bash scripts/setup.sh
+if [ "$failed" -ne 0 ]; then
+	echo "setup failed; not running the tests"
+	exit 1
+fi
+# setup installed redis-server and redis-cli, so the tests that use them must not skip.
+export HOTKV_REQUIRE_REDIS=1
+
+step gofmt gofmt_check
+step vet go vet ./...
+step go-test go_tests
+step fuzz fuzz_reader
+step smoke smoke
+
+echo
+echo "=== summary"
+printf '%s\n' "${results[@]}"
+if [ "$failed" -ne 0 ]; then
+	echo "FAIL"
+	exit 1
+fi
+echo "PASS"
