@@ -16,10 +16,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/resp"
 )
 
 // regenerate is the command the generated files and the staleness test name.
@@ -212,7 +214,46 @@ func commandSection(b *bytes.Buffer, c *command.Command, heading string) error {
 	if c.Doc != "" {
 		fmt.Fprintf(b, "\n%s\n", strings.TrimSpace(c.Doc))
 	}
+	return examplesSection(b, c, heading+"#")
+}
+
+// examplesSection prints a command's examples as redis-cli sessions: the prompt and the
+// command as typed, then the reply as redis-cli prints it. tests/examples_test.go runs the
+// same sessions against the server.
+func examplesSection(b *bytes.Buffer, c *command.Command, heading string) error {
+	exs := command.Examples(c.FullName())
+	if len(exs) == 0 {
+		return nil
+	}
+	fmt.Fprintf(b, "\n%s Examples\n", heading)
+	db := 0
+	for _, ex := range exs {
+		if ex.Note != "" {
+			fmt.Fprintf(b, "\n%s\n", strings.TrimSpace(ex.Note))
+		}
+		b.WriteString("\n```\n")
+		for _, st := range ex.Steps {
+			args, ok := resp.SplitArgs(st.Cmd)
+			if !ok || len(args) == 0 {
+				return fmt.Errorf("%s: example command %q does not split into arguments", c.FullName(), st.Cmd)
+			}
+			fmt.Fprintf(b, "%s %s\n%s\n", prompt(db), st.Cmd, st.Reply)
+			// redis-cli shows the selected database in its prompt once SELECT succeeds.
+			if strings.EqualFold(args[0], "select") && len(args) == 2 && st.Reply == "OK" {
+				db, _ = strconv.Atoi(args[1])
+			}
+		}
+		b.WriteString("```\n")
+	}
 	return nil
+}
+
+// prompt is redis-cli's prompt for the default address, with the database when it is not 0.
+func prompt(db int) string {
+	if db == 0 {
+		return "127.0.0.1:6379>"
+	}
+	return fmt.Sprintf("127.0.0.1:6379[%d]>", db)
 }
 
 func ensurePeriod(s string) string {
@@ -267,7 +308,9 @@ func indexPage(groups []string, byGroup map[string][]*command.Command) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Command reference\n\n%s\n", generatedNote)
 	b.WriteString("HotKV speaks the Redis protocol (RESP2 and RESP3). Each page lists a group's commands with their syntax, " +
-		"metadata as `COMMAND INFO` and `COMMAND DOCS` report it, and notes where HotKV differs from Redis.\n\n")
+		"metadata as `COMMAND INFO` and `COMMAND DOCS` report it, and notes where HotKV differs from Redis. " +
+		"Examples are redis-cli sessions that `tests/examples_test.go` runs against the server, so every reply shown " +
+		"is one HotKV gives.\n\n")
 	b.WriteString("| Group | Commands |\n|---|---|\n")
 	for _, g := range groups {
 		fmt.Fprintf(&b, "| [%s](%s) | %d |\n", groupTitle(g), groupFile(g), len(byGroup[g]))
