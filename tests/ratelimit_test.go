@@ -17,7 +17,7 @@ package tests
 // limiter tables the command words CREATE, CHECK, PEEK, RESET, STATS, DROP and LIST stand for
 // RATELIMIT.<word>, as in the spec's §8.9. A word `""` is an empty argument.
 //
-// Not reproduced here: V28 (MULTI/EXEC does not exist yet) and V29 (a wall clock stepping back:
+// Not reproduced here: V28 (in transaction_test.go, TestMultiExecFreezesTime) and V29 (a wall clock stepping back:
 // covered by internal/clock's unit tests; DEBUG CLOCK SET can only freeze time). Lists and other
 // non-string types cannot be created yet, so the WRONGTYPE rows that start with `RPUSH l a`
 // (V21, V21d, P5, R2, C4) use a non-integer string key instead.

@@ -58,6 +58,13 @@ type Client struct {
 	CloseAfterReply bool
 	// Writer is the connection's reply writer; HELLO switches its protocol.
 	Writer *resp.Writer
+
+	multi multiState
+}
+
+// InMulti reports whether the client has an open MULTI, for CLIENT LIST and the server.
+func (cl *Client) InMulti() (bool, int) {
+	return cl.multi.active, len(cl.multi.queue)
 }
 
 // Server is what handlers may ask of the server around them. It is an interface so that
@@ -65,14 +72,15 @@ type Client struct {
 type Server interface {
 	// Clock is the server clock that DEBUG CLOCK steers.
 	Clock() *clock.Debuggable
-	// Info renders INFO for the requested sections ("" for the default set).
-	Info(sections []string) string
+	// Info renders INFO for the requested sections (none: the default set). held says the
+	// caller holds every shard lock already (inside EXEC).
+	Info(sections []string, held bool) string
 	// ConfigGet returns name/value pairs of directives matching any pattern.
 	ConfigGet(patterns []string) [][2]string
 	// ConfigSet applies name/value pairs atomically; the error is the reply text.
 	ConfigSet(pairs [][2]string) error
-	// ResetStats is CONFIG RESETSTAT.
-	ResetStats()
+	// ResetStats is CONFIG RESETSTAT; held is as for Info.
+	ResetStats(held bool)
 	// Clients lists connected clients.
 	Clients() []*Client
 	// KillClients closes every client for which match returns true and reports how many.

@@ -22,15 +22,27 @@ func (t *Table) Exec(c *Ctx) {
 	c.hashedKey = nil
 	cmd := t.resolve(c)
 	if cmd == nil {
+		if c.Client.multi.active {
+			c.Client.multi.dirty = true // Redis aborts EXEC after a queue-time error
+		}
 		return
 	}
+	if c.Client.multi.active && !runsInMulti(cmd) {
+		c.enqueue(cmd)
+		return
+	}
+	c.lockFor(cmd)
+	t.run(c, cmd)
+	c.UnlockAll()
+}
+
+// run executes a resolved command whose locks are held, and records its statistics.
+func (t *Table) run(c *Ctx, cmd *Command) {
 	c.Cmd = cmd
 	c.failed = false
 	c.Client.LastCmd.Store(cmd)
 	start := nanotime()
-	c.lockFor(cmd)
 	cmd.Handler(c)
-	c.UnlockAll()
 	cmd.Usec.Add((nanotime() - start) / 1000)
 	cmd.Calls.Add(1)
 	if c.failed {
@@ -67,8 +79,14 @@ func (t *Table) resolve(c *Ctx) *Command {
 	}
 	if !CheckArity(cmd.Arity, len(c.Args)) {
 		c.Cmd = cmd
-		c.ArityError()
 		cmd.RejectedCalls.Add(1)
+		if cmd.Name == "exec" && cmd.parent == nil {
+			// Redis's rejectCommand: a rejected EXEC discards the transaction and says so.
+			c.Client.multi = multiState{}
+			c.Error("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command")
+			return nil
+		}
+		c.ArityError()
 		return nil
 	}
 	return cmd

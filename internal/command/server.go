@@ -88,7 +88,7 @@ func infoCommand(c *Ctx) {
 	for _, a := range c.Args[1:] {
 		sections = append(sections, string(a))
 	}
-	c.W.Verbatim("txt", c.Srv.Info(sections))
+	c.W.Verbatim("txt", c.Srv.Info(sections, c.allLocked))
 }
 
 // ---- TIME ----
@@ -126,7 +126,7 @@ func configSubcommands() []*Command {
 		get,
 		set,
 		sub("resetstat", 2, "", "2.0.0", "O(1)", "Reset the stats returned by INFO", func(c *Ctx) {
-			c.Srv.ResetStats()
+			c.Srv.ResetStats(c.allLocked)
 			c.W.OK()
 		}),
 		rewrite,

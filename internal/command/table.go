@@ -10,6 +10,7 @@ func groups() [][]*Command {
 		bitCommands(),
 		serverCommands(),
 		rateLimitCommands(),
+		transactionCommands(),
 	}
 }
 

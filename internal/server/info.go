@@ -24,8 +24,9 @@ var infoSections = []struct {
 }
 
 // Info renders INFO with Redis's section and field names, so tools that parse Redis's INFO
-// (redis_exporter, dashboards, client health checks) read HotKV unchanged.
-func (s *Server) Info(req []string) string {
+// (redis_exporter, dashboards, client health checks) read HotKV unchanged. held says the caller
+// already holds every shard lock (INFO inside EXEC), so shards are read without locking.
+func (s *Server) Info(req []string, held bool) string {
 	want := map[string]bool{}
 	all, everything := false, false
 	if len(req) == 0 {
@@ -67,7 +68,7 @@ func (s *Server) Info(req []string) string {
 		case "persistence":
 			s.infoPersistence(&b)
 		case "stats":
-			s.infoStats(&b)
+			s.infoStats(&b, held)
 		case "replication":
 			b.WriteString("role:master\r\nconnected_slaves:0\r\n")
 			fmt.Fprintf(&b, "master_replid:%s\r\nmaster_repl_offset:0\r\n", s.runID)
@@ -94,7 +95,7 @@ func (s *Server) Info(req []string) string {
 			b.WriteString("cluster_enabled:0\r\n")
 		case "keyspace":
 			for i := 0; i < s.store.NumDBs(); i++ {
-				keys, expires := s.store.DB(i).Expires()
+				keys, expires := s.store.DB(i).Expires(held)
 				if keys > 0 {
 					fmt.Fprintf(&b, "db%d:keys=%d,expires=%d,avg_ttl=0\r\n", i, keys, expires)
 				}
@@ -158,18 +159,22 @@ func (s *Server) infoPersistence(b *strings.Builder) {
 	b.WriteString("rdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n")
 }
 
-func (s *Server) infoStats(b *strings.Builder) {
+func (s *Server) infoStats(b *strings.Builder, held bool) {
 	var hits, misses, expired, visited int64
 	for i := 0; i < s.store.NumDBs(); i++ {
 		db := s.store.DB(i)
 		for j := 0; j < db.NumShards(); j++ {
 			sh := db.Shard(j)
-			sh.Lock()
+			if !held {
+				sh.Lock()
+			}
 			hits += sh.Hits
 			misses += sh.Misses
 			expired += sh.ExpiredKeys
 			visited += sh.ExpireVisited
-			sh.Unlock()
+			if !held {
+				sh.Unlock()
+			}
 		}
 	}
 	fmt.Fprintf(b, "total_connections_received:%d\r\ntotal_commands_processed:%d\r\n",

@@ -299,8 +299,8 @@ func (s *Server) ConfigGet(patterns []string) [][2]string { return s.cfg.Match(p
 // ConfigSet implements CONFIG SET.
 func (s *Server) ConfigSet(pairs [][2]string) error { return s.cfg.Set(pairs, true) }
 
-// ResetStats implements CONFIG RESETSTAT.
-func (s *Server) ResetStats() {
+// ResetStats implements CONFIG RESETSTAT; held is as for Info.
+func (s *Server) ResetStats(held bool) {
 	for _, c := range s.table.All() {
 		resetCmd(c)
 	}
@@ -317,9 +317,13 @@ func (s *Server) ResetStats() {
 		db := s.store.DB(i)
 		for j := 0; j < db.NumShards(); j++ {
 			sh := db.Shard(j)
-			sh.Lock()
+			if !held {
+				sh.Lock()
+			}
 			sh.Hits, sh.Misses, sh.ExpiredKeys, sh.ExpireVisited = 0, 0, 0, 0
-			sh.Unlock()
+			if !held {
+				sh.Unlock()
+			}
 		}
 	}
 }

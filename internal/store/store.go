@@ -381,11 +381,14 @@ func (db *DB) Keys() int {
 	return n
 }
 
-// Expires returns the number of keys with a TTL, for INFO keyspace. It locks each shard.
-func (db *DB) Expires() (keys, expires int) {
+// Expires returns the number of keys and of keys with a TTL, for INFO keyspace. It locks each
+// shard unless held is set (the caller already holds every lock, as EXEC does).
+func (db *DB) Expires(held bool) (keys, expires int) {
 	for i := range db.shards {
 		s := &db.shards[i]
-		s.Lock()
+		if !held {
+			s.Lock()
+		}
 		keys += s.dict.count
 		s.dict.each(func(e *Entry) bool {
 			if e.expireAt != 0 {
@@ -393,7 +396,9 @@ func (db *DB) Expires() (keys, expires int) {
 			}
 			return true
 		})
-		s.Unlock()
+		if !held {
+			s.Unlock()
+		}
 	}
 	return keys, expires
 }

@@ -1,0 +1,146 @@
+package command
+
+import (
+	"sort"
+)
+
+// queued is a command held between MULTI and EXEC, its arguments copied out of the read
+// buffer they arrived in.
+type queued struct {
+	cmd  *Command
+	args [][]byte
+}
+
+// multiState is a client's open transaction.
+type multiState struct {
+	active bool
+	// dirty is set by a queue-time error (unknown command, wrong arity): EXEC then aborts.
+	dirty bool
+	queue []queued
+}
+
+func transactionCommands() []*Command {
+	return []*Command{
+		{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy,
+			ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "1.2.0", Complexity: "O(1)",
+			Summary: "Mark the start of a transaction block", Handler: multiCommand},
+		{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog,
+			ACL: []string{"slow", "transaction"}, Group: "transactions", Since: "1.2.0",
+			Complexity: "Depends on commands in the transaction",
+			Summary:    "Execute all commands issued after MULTI", Handler: execCommand,
+			Doc: "All queued commands run under one time sample (spec: a MULTI/EXEC shares one `now`), " +
+				"holding the locks of every key they name for the whole transaction, so no other client sees a partial result. " +
+				"A transaction containing a command that walks the keyspace or changes database holds every lock instead. " +
+				"WATCH arrives with the transactions issue."},
+		{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy,
+			ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.0.0",
+			Complexity: "O(N), when N is the number of queued commands",
+			Summary:    "Discard all commands issued after MULTI", Handler: discardCommand},
+	}
+}
+
+// runsInMulti reports whether cmd executes immediately inside MULTI instead of being queued.
+func runsInMulti(cmd *Command) bool {
+	if cmd.parent != nil {
+		return false
+	}
+	switch cmd.Name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+// enqueue holds the current command for EXEC.
+func (c *Ctx) enqueue(cmd *Command) {
+	args := make([][]byte, len(c.Args))
+	size := 0
+	for _, a := range c.Args {
+		size += len(a)
+	}
+	buf := make([]byte, 0, size)
+	for i, a := range c.Args {
+		buf = append(buf, a...)
+		args[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	c.Client.multi.queue = append(c.Client.multi.queue, queued{cmd: cmd, args: args})
+	c.W.Simple("QUEUED")
+}
+
+func multiCommand(c *Ctx) {
+	if c.Client.multi.active {
+		c.Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.Client.multi = multiState{active: true}
+	c.W.OK()
+}
+
+func discardCommand(c *Ctx) {
+	if !c.Client.multi.active {
+		c.Error("ERR DISCARD without MULTI")
+		return
+	}
+	c.Client.multi = multiState{}
+	c.W.OK()
+}
+
+// needsAllLocks reports whether a queued command can only run with every shard held: it walks
+// the keyspace itself, changes or spans databases, or finds its keys by a function.
+func needsAllLocks(q queued) bool {
+	if q.cmd.Global || q.cmd.GetKeys != nil {
+		return true
+	}
+	switch q.cmd.Name {
+	case "select", "swapdb", "move", "copy", "flushdb", "flushall":
+		return true
+	}
+	return false
+}
+
+func execCommand(c *Ctx) {
+	m := c.Client.multi
+	if !m.active {
+		c.Error("ERR EXEC without MULTI")
+		return
+	}
+	c.Client.multi = multiState{}
+	if m.dirty {
+		c.Error("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	all := false
+	for _, q := range m.queue {
+		if needsAllLocks(q) {
+			all = true
+			break
+		}
+	}
+	if all {
+		c.LockAll()
+	} else {
+		// The union of every queued key's shard, locked once, in ascending order.
+		var shards []int
+		for _, q := range m.queue {
+			for _, i := range q.cmd.KeyIndexes(q.args) {
+				shards = append(shards, c.Store.ShardIndex(q.args[i]))
+			}
+		}
+		sort.Ints(shards)
+		for i, s := range shards {
+			if i == 0 || s != shards[i-1] {
+				c.LockShard(c.DB.Shard(s))
+			}
+		}
+		c.allLocked = true // the handlers below must not lock again
+	}
+	// Every command sees the EXEC's time sample, c.Now (spec §2.3).
+	t := c.Srv.Table()
+	c.W.Array(len(m.queue))
+	for _, q := range m.queue {
+		c.Args = q.args
+		c.hashedKey = nil
+		t.run(c, q.cmd)
+	}
+	c.UnlockAllGlobal()
+}
