@@ -48,7 +48,7 @@ func (w *Window) Check(nowMs, windowMs, limit, cost, maxEntries int64, record bo
 	case cost <= limit-w.Sum:
 		r.Allowed = true
 		if record {
-			w.add(nowMs, cost, maxEntries)
+			w.add(nowMs, cost, limit, maxEntries)
 		}
 	default:
 		need := w.Sum + cost - limit
@@ -64,11 +64,20 @@ func (w *Window) Check(nowMs, windowMs, limit, cost, maxEntries int64, record bo
 	return r
 }
 
-func (w *Window) add(nowMs, units, maxEntries int64) {
+func (w *Window) add(nowMs, units, limit, maxEntries int64) {
 	w.Sum += units
 	if n := len(w.Entries); n > 0 && w.Entries[n-1].TS == nowMs {
 		w.Entries[n-1].Units += units
 	} else {
+		if n == cap(w.Entries) {
+			// The log never holds more than min(limit, K+1) entries (each holds >= 1 unit of
+			// a live sum <= limit; one over K is merged at once), so grow to that bound and
+			// no further instead of append's doubling past it.
+			bound := min(limit, maxEntries+1)
+			grown := make([]WindowEntry, n, max(int64(n)+1, min(int64(2*n), bound)))
+			copy(grown, w.Entries)
+			w.Entries = grown
+		}
 		w.Entries = append(w.Entries, WindowEntry{TS: nowMs, Units: units})
 	}
 	for int64(len(w.Entries)) > maxEntries && len(w.Entries) > 1 {
