@@ -233,23 +233,7 @@ func bitcountCommand(c *Ctx) {
 			c.W.Int(0)
 			return
 		}
-		if start < 0 {
-			start += total
-		}
-		if end < 0 {
-			end += total
-		}
-		start, end = max(start, 0), max(end, 0)
-		if end >= total {
-			end = total - 1
-		}
-		if isBit && start <= end {
-			// Masks of the bits outside the range in the first and last bytes.
-			firstMask = ^byte((1<<(8-(start&7)))-1) & 0xff
-			lastMask = byte((1 << (7 - (end & 7))) - 1)
-			start >>= 3
-			end >>= 3
-		}
+		start, end, firstMask, lastMask = normalizeBitRange(start, end, total, isBit)
 	case 2:
 		start, end = 0, int64(len(p))-1
 	default:
@@ -342,22 +326,7 @@ func bitposCommand(c *Ctx) {
 		if isBit {
 			total <<= 3
 		}
-		if start < 0 {
-			start += total
-		}
-		if end < 0 {
-			end += total
-		}
-		start, end = max(start, 0), max(end, 0)
-		if end >= total {
-			end = total - 1
-		}
-		if isBit && start <= end {
-			firstMask = ^byte((1<<(8-(start&7)))-1) & 0xff
-			lastMask = byte((1 << (7 - (end & 7))) - 1)
-			start >>= 3
-			end >>= 3
-		}
+		start, end, firstMask, lastMask = normalizeBitRange(start, end, total, isBit)
 	case 3:
 		start, end = 0, int64(len(p))-1
 	default:
@@ -785,4 +754,28 @@ func signedBitfieldOverflow(value, incr int64, width, policy int) (bool, int64) 
 		return true, minv
 	}
 	return false, 0
+}
+
+// normalizeBitRange clamps a BITCOUNT/BITPOS range as Redis does: negative indexes count from
+// the end, the range is cut to the string's total length (in bits with isBit), and in BIT mode
+// it becomes byte bounds plus masks of the bits outside the range in the first and last bytes.
+func normalizeBitRange(start, end, total int64, isBit bool) (int64, int64, byte, byte) {
+	if start < 0 {
+		start += total
+	}
+	if end < 0 {
+		end += total
+	}
+	start, end = max(start, 0), max(end, 0)
+	if end >= total {
+		end = total - 1
+	}
+	var firstMask, lastMask byte
+	if isBit && start <= end {
+		firstMask = ^byte((1<<(8-(start&7)))-1) & 0xff
+		lastMask = byte((1 << (7 - (end & 7))) - 1)
+		start >>= 3
+		end >>= 3
+	}
+	return start, end, firstMask, lastMask
 }

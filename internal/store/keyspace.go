@@ -38,13 +38,7 @@ func (db *DB) MoveEntry(e *Entry, dst *DB, key []byte, now int64) *Entry {
 // EXISTS, OBJECT): it counts keyspace hits and misses but leaves the access time and frequency
 // alone, as Redis's LOOKUP_NOTOUCH does. Caller holds the key's shard lock.
 func (db *DB) LookupReadNoTouch(key []byte, now int64) *Entry {
-	h := db.store.Hash(key)
-	s := &db.shards[db.store.shardOf(h)]
-	e := s.dict.find(key, h)
-	if e != nil && e.expireAt != 0 && now > e.expireAt {
-		db.expire(s, e)
-		e = nil
-	}
+	s, e := db.find(key, db.store.Hash(key), now)
 	if e == nil {
 		s.Misses++
 	} else {

@@ -253,28 +253,26 @@ func (db *DB) Lookup(key []byte, now int64) *Entry {
 // LookupHashed is Lookup with the key's hash already computed (Store.Hash), so the dispatcher's
 // hash for locking is not computed again by the handler.
 func (db *DB) LookupHashed(key []byte, h uint64, now int64) *Entry {
-	s := &db.shards[db.store.shardOf(h)]
-	e := s.dict.find(key, h)
-	if e == nil {
-		return nil
-	}
-	if e.expireAt != 0 && now > e.expireAt {
-		db.expire(s, e)
-		return nil
-	}
+	_, e := db.find(key, h, now)
 	return e
 }
 
-// LookupRead is Lookup for read commands: it counts keyspace hits and misses and refreshes the
-// key's access time, as Redis's lookupKeyRead does.
-func (db *DB) LookupRead(key []byte, now int64) *Entry {
-	h := db.store.Hash(key)
+// find locates a live entry and its shard, deleting the entry first if it has expired (lazy
+// expiry). Every lookup variant goes through it.
+func (db *DB) find(key []byte, h uint64, now int64) (*Shard, *Entry) {
 	s := &db.shards[db.store.shardOf(h)]
 	e := s.dict.find(key, h)
 	if e != nil && e.expireAt != 0 && now > e.expireAt {
 		db.expire(s, e)
 		e = nil
 	}
+	return s, e
+}
+
+// LookupRead is Lookup for read commands: it counts keyspace hits and misses and refreshes the
+// key's access time, as Redis's lookupKeyRead does.
+func (db *DB) LookupRead(key []byte, now int64) *Entry {
+	s, e := db.find(key, db.store.Hash(key), now)
 	if e == nil {
 		s.Misses++
 		return nil
