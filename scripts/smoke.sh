@@ -42,4 +42,17 @@ rc=0
 wait "$pid" || rc=$?
 expect 0 "$rc" "exit status after SIGTERM"
 expect 1 "$(grep -c 'ready to exit' "$tmp/log")" "'ready to exit' logged"
+# The default save points make SIGTERM write a snapshot, which the next start loads.
+expect yes "$([ -s "$tmp/dump.hkv" ] && echo yes || echo no)" "snapshot written on SIGTERM"
+"$bin" --port "$port" --bind 127.0.0.1 --dir "$tmp" >"$tmp/log2" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ "$(cli PING 2>/dev/null)" = PONG ] && break; sleep 0.1; done
+if [[ $set_reply != *"unknown command"* ]]; then
+	expect value "$(cli GET smoke:key)" "redis-cli GET after a restart"
+fi
+expect OK "$(cli SAVE)" "redis-cli SAVE"
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+expect 0 "$rc" "exit status after the second SIGTERM"
 echo "smoke: PASS (hotkv-server on port $port)"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs every check CI runs (`make test`, `.ci/run`): setup, gofmt, go vet, the whole Go suite
-# under the race detector, a bounded fuzz run of the RESP reader and the redis-cli smoke test.
+# under the race detector, bounded fuzz runs of the RESP reader and the snapshot decoder, and the
+# redis-cli smoke test.
 # Every step runs even after a failure; the script prints each step's summary and exits
-# non-zero if any step failed. FUZZTIME (default 20s) sets the fuzzing budget.
+# non-zero if any step failed. FUZZTIME (default 20s) and SNAPSHOT_FUZZTIME (default 10s) set
+# the fuzzing budgets.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZTIME=${FUZZTIME:-20s}
+SNAPSHOT_FUZZTIME=${SNAPSHOT_FUZZTIME:-10s}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 results=()
@@ -54,6 +57,14 @@ fuzz_reader() {
 	return "$rc"
 }
 
+fuzz_snapshot() {
+	go test -run='^$' -fuzz='^FuzzDecode$' -fuzztime="$SNAPSHOT_FUZZTIME" -fuzzminimizetime=5s ./internal/persist/ 2>&1 |
+		tee "$log/fuzz-snapshot" | grep -vE '^fuzz: elapsed: [0-9]+s,'
+	local rc=${PIPESTATUS[0]}
+	echo "--- fuzz summary: $(grep -E '^fuzz: elapsed' "$log/fuzz-snapshot" | tail -n 1)"
+	return "$rc"
+}
+
 smoke() {
 	go build -o bin/hotkv-server ./cmd/hotkv-server && bash scripts/smoke.sh
 }
@@ -70,6 +81,7 @@ step gofmt gofmt_check
 step vet go vet ./...
 step go-test go_tests
 step fuzz fuzz_reader
+step fuzz-snap fuzz_snapshot
 step smoke smoke
 
 echo

@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -32,12 +33,17 @@ func run(argv []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	// Like redis-server, work inside dir so that relative paths (logs, snapshots) land there.
+	// Like redis-server, work inside dir so that relative paths (logs, snapshots) land there,
+	// and report dir as the absolute working directory from then on (CONFIG GET dir), which
+	// is also where the server reads and writes its snapshot.
 	if dir := cfg.Get("dir"); dir != "" && dir != "." {
 		if err := os.Chdir(dir); err != nil {
 			fmt.Fprintf(os.Stderr, "Can't chdir to '%s': %v\n", dir, err)
 			return 1
 		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		_ = cfg.Set([][2]string{{"dir", wd}}, false)
 	}
 	logger, closeLog, err := server.NewLogger(cfg.Get("logfile"), cfg.Get("loglevel"))
 	if err != nil {
@@ -55,14 +61,37 @@ func run(argv []string) int {
 		_ = os.WriteFile(pf, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644)
 		defer os.Remove(pf)
 	}
-	sig := make(chan os.Signal, 1)
+	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	select {
-	case s := <-sig:
-		logger.Warn("Received signal, scheduling shutdown...", "signal", s.String())
-		_ = srv.Close()
-	case <-srv.Done():
+	if !waitForShutdown(srv, sig, logger) {
+		return 1
 	}
 	logger.Warn("HotKV is now ready to exit, bye bye...")
 	return 0
+}
+
+// waitForShutdown serves until SHUTDOWN or a signal. A signal shuts down as SHUTDOWN without
+// arguments does: with save points configured the final snapshot is written first. If that
+// save fails the server keeps running, as Redis does; a second SIGINT then exits at once
+// without saving, and waitForShutdown reports false.
+func waitForShutdown(srv *server.Server, sig <-chan os.Signal, logger *slog.Logger) bool {
+	failed := false
+	for {
+		select {
+		case s := <-sig:
+			if failed && s == syscall.SIGINT {
+				logger.Warn("You insist... exiting now.")
+				return false
+			}
+			logger.Warn("Received signal, scheduling shutdown...", "signal", s.String())
+			if err := srv.ShutdownOnSignal(); err != nil {
+				failed = true
+				logger.Warn("Signal received but errors trying to shut down the server, check the logs for more information", "signal", s.String(), "err", err)
+				continue
+			}
+			return true
+		case <-srv.Done():
+			return true
+		}
+	}
 }

@@ -500,3 +500,113 @@ func writeFile(t *testing.T, dir, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSnapshotSurvivesSIGTERM: with save points configured (the default), SIGTERM writes the
+// snapshot before exiting, and the next start in the same dir loads it, keys, TTLs and named
+// limiters included.
+func TestSnapshotSurvivesSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	p := startServer(t, dir, "--enable-debug-command", "yes")
+	r := p.raw(t)
+	// A time ahead of the wall clock: the snapshot's time floor, so the restarted server can
+	// be frozen at it again (the binary loads at its own clock, so keys must be live then).
+	t0 := strconv.FormatInt(time.Now().UnixMilli()+10_000, 10)
+	for _, cmd := range [][]string{
+		{"DEBUG", "CLOCK", "SET", t0},
+		{"SET", "plain", "hello"},
+		{"SET", "ttl", "x", "PX", "60000"},
+		{"SELECT", "7"},
+		{"SET", "in7", "42"},
+		{"SELECT", "0"},
+		{"RATELIMIT.CREATE", "api", "3", "1000"},
+		{"RATELIMIT.CHECK", "api", "u"},
+	} {
+		if got := r.Do(cmd...); strings.HasPrefix(got, "-") {
+			t.Fatalf("%v: %q", cmd, got)
+		}
+	}
+	if got := r.Do("CONFIG", "GET", "dir"); !strings.Contains(got, dir) {
+		t.Fatalf("CONFIG GET dir = %q, want the absolute %s", got, dir)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM:\n%s", code, p.out.String())
+	}
+	if out := p.out.String(); !strings.Contains(out, "DB saved on disk") || !strings.Contains(out, "ready to exit") {
+		t.Fatalf("log lacks the final save:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dump.hkv")); err != nil {
+		t.Fatal(err)
+	}
+
+	p2 := startServer(t, dir, "--enable-debug-command", "yes")
+	r2 := p2.raw(t)
+	for _, tc := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"DEBUG", "CLOCK", "SET", t0}, "+OK\r\n"},
+		{[]string{"GET", "plain"}, "$5\r\nhello\r\n"},
+		{[]string{"PTTL", "ttl"}, ":60000\r\n"},
+		{[]string{"SELECT", "7"}, "+OK\r\n"},
+		{[]string{"GET", "in7"}, "$2\r\n42\r\n"},
+		{[]string{"RATELIMIT.CHECK", "api", "u"}, "*5\r\n:1\r\n:1\r\n:0\r\n:3\r\n:1\r\n"},
+	} {
+		if got := r2.Do(tc.cmd...); got != tc.want {
+			t.Fatalf("after restart %v: %q, want %q\n%s", tc.cmd, got, tc.want, p2.out.String())
+		}
+	}
+	if out := p2.out.String(); !strings.Contains(out, "DB loaded from disk") {
+		t.Fatalf("log lacks the load:\n%s", out)
+	}
+}
+
+func TestNoSnapshotOnSIGTERMWithoutSavePoints(t *testing.T) {
+	dir := t.TempDir()
+	p := startServer(t, dir, "--save", "")
+	if got := p.raw(t).Do("SET", "k", "v"); got != "+OK\r\n" {
+		t.Fatalf("SET: %q", got)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, p.out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dump.hkv")); !os.IsNotExist(err) {
+		t.Fatalf("a snapshot was written without save points: %v", err)
+	}
+}
+
+// TestCorruptSnapshotStopsTheBinary: a damaged snapshot refuses the start with exit code 1 and
+// a message naming the file and the offset of the damage.
+func TestCorruptSnapshotStopsTheBinary(t *testing.T) {
+	dir := t.TempDir()
+	p := startServer(t, dir)
+	r := p.raw(t)
+	r.Do("SET", "k", strings.Repeat("v", 1000))
+	if got := r.Do("SAVE"); got != "+OK\r\n" {
+		t.Fatalf("SAVE: %q", got)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(5 * time.Second)
+	path := filepath.Join(dir, "dump.hkv")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-100] ^= 0x01
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runToExit(t, dir, "--port", strconv.Itoa(freePort(t)))
+	if code != 1 {
+		t.Fatalf("exit %d with a corrupt snapshot, want 1:\n%s", code, out)
+	}
+	for _, w := range []string{"corrupt snapshot", path, "at offset ", "CRC mismatch", "refusing to start"} {
+		if !strings.Contains(out, w) {
+			t.Fatalf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "Ready to accept connections") {
+		t.Fatalf("served with a corrupt snapshot:\n%s", out)
+	}
+}

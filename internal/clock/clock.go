@@ -34,6 +34,24 @@ func NewWall() *Wall {
 // newWallFrom builds a Wall over an arbitrary raw source; it exists for tests of the clamp.
 func newWallFrom(src func() int64) *Wall { return &Wall{now: src} }
 
+// SetFloor makes the clock never return less than ms from now on: loading a snapshot raises
+// it to the persisted time floor so that time does not run backwards across a restart
+// (spec §2.3). A floor below what the clock already returned changes nothing.
+func (w *Wall) SetFloor(ms int64) { raise(&w.last, ms) }
+
+// HighWater is the largest time NowMs has returned (or the floor, if higher).
+func (w *Wall) HighWater() int64 { return w.last.Load() }
+
+// raise sets a to max(a, v).
+func raise(a *atomic.Int64, v int64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
 // NowMs returns max(wall time, every value returned before).
 func (w *Wall) NowMs() int64 {
 	t := w.now()
@@ -75,6 +93,9 @@ type Debuggable struct {
 	wall   *Wall
 	frozen atomic.Bool
 	ms     atomic.Int64
+	// high is the largest frozen time set; the wall clock keeps its own high-water mark, so
+	// the hot path (NowMs) pays nothing for HighWater.
+	high atomic.Int64
 }
 
 // NewDebuggable returns a clock running on the wall clock.
@@ -95,6 +116,7 @@ func (d *Debuggable) Frozen() bool { return d.frozen.Load() }
 // at a fixed t0 in the past. Monotonicity is the test's responsibility while frozen.
 func (d *Debuggable) Set(ms int64) {
 	d.ms.Store(ms)
+	raise(&d.high, ms)
 	d.frozen.Store(true)
 }
 
@@ -104,9 +126,21 @@ func (d *Debuggable) Advance(delta int64) {
 		d.ms.Store(d.wall.NowMs())
 		d.frozen.Store(true)
 	}
-	d.ms.Add(delta)
+	raise(&d.high, d.ms.Add(delta))
 }
 
 // Reset unfreezes the clock and returns to the clamped wall clock. Time may jump backwards here
 // when the test froze it in the future; that is the test's explicit request.
 func (d *Debuggable) Reset() { d.frozen.Store(false) }
+
+// SetFloor makes the wall clock never return less than ms (the time floor a snapshot
+// persisted). A frozen clock is left as DEBUG CLOCK set it: tests that freeze time at the
+// spec's t0 after a restart ask for that time explicitly, as they may ask for time to go
+// backwards while frozen; DEBUG CLOCK RESET returns to the wall clock, floor included.
+func (d *Debuggable) SetFloor(ms int64) { d.wall.SetFloor(ms) }
+
+// HighWater is the largest time the clock has handed out, frozen or not, and at least any
+// floor set: the time floor a snapshot persists.
+func (d *Debuggable) HighWater() int64 {
+	return max(d.wall.HighWater(), d.high.Load())
+}

@@ -53,3 +53,55 @@ func TestFake(t *testing.T) {
 		t.Fatal(f.NowMs())
 	}
 }
+
+func TestWallFloor(t *testing.T) {
+	now := int64(1000)
+	w := newWallFrom(func() int64 { return now })
+	if got := w.NowMs(); got != 1000 {
+		t.Fatalf("before the floor: %d", got)
+	}
+	w.SetFloor(5000)
+	w.SetFloor(4000) // a lower floor changes nothing
+	for _, raw := range []int64{1000, 4999, 5000} {
+		now = raw
+		if got := w.NowMs(); got != 5000 {
+			t.Fatalf("raw %d under floor 5000: got %d", raw, got)
+		}
+	}
+	now = 6000
+	if got := w.NowMs(); got != 6000 {
+		t.Fatalf("past the floor: %d", got)
+	}
+	if got := w.HighWater(); got != 6000 {
+		t.Fatalf("high water: %d", got)
+	}
+}
+
+func TestDebuggableFloorAndHighWater(t *testing.T) {
+	d := NewDebuggable()
+	wall := d.NowMs()
+	future := wall + 3_600_000
+	d.Set(future)
+	d.Advance(10)
+	if got := d.HighWater(); got != future+10 {
+		t.Fatalf("high water after a frozen future time: %d, want %d", got, future+10)
+	}
+	d.Set(1700000000000) // going back while frozen does not lower the high-water mark
+	if got := d.HighWater(); got != future+10 {
+		t.Fatalf("high water after going back: %d", got)
+	}
+
+	r := NewDebuggable()
+	r.SetFloor(future)
+	if got := r.NowMs(); got != future {
+		t.Fatalf("running clock under a floor: %d, want %d", got, future)
+	}
+	r.Set(1700000000000) // DEBUG CLOCK SET still freezes anywhere
+	if got := r.NowMs(); got != 1700000000000 {
+		t.Fatalf("frozen below the floor: %d", got)
+	}
+	r.Reset()
+	if got := r.NowMs(); got < future {
+		t.Fatalf("after RESET the floor holds again: %d < %d", got, future)
+	}
+}

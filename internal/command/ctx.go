@@ -85,13 +85,21 @@ type Server interface {
 	Clients() []*Client
 	// KillClients closes every client for which match returns true and reports how many.
 	KillClients(match func(*Client) bool) int
-	// Shutdown stops the server; save chooses SAVE/NOSAVE/default (-1/0/1 is nosave/default/save).
-	Shutdown(mode int) error
+	// Shutdown stops the server after saving as mode says (ShutdownNoSave, ShutdownDefault:
+	// save if save points are configured, ShutdownSave). A failed save is returned and the
+	// server keeps running, unless force.
+	Shutdown(mode int, force bool) error
+	// Save writes a snapshot synchronously (SAVE); the caller holds every shard lock. It
+	// returns ErrSaveInProgress while a background save runs.
+	Save() error
+	// BgSave starts a background snapshot (BGSAVE [SCHEDULE]) and returns at once; it returns
+	// ErrSaveInProgress while one runs.
+	BgSave(schedule bool) error
 	// DebugAllowed reports whether DEBUG may run for this client.
 	DebugAllowed(c *Client) bool
 	// ErrorStat counts an error reply by its code, for INFO errorstats.
 	ErrorStat(code string)
-	// LastSave is the Unix time of the last successful save.
+	// LastSave is the Unix time of the last successful save (LASTSAVE).
 	LastSave() int64
 	// ProtoMaxBulkLen is the current proto-max-bulk-len, bounding string growth.
 	ProtoMaxBulkLen() int64
@@ -134,6 +142,13 @@ type Ctx struct {
 	ClockChanged bool
 
 	failed bool
+	// changed is set by Dirty and journaled by Emit (or skipEffect), each reset per command:
+	// the dispatcher journals a write's own arguments when it changed something and its
+	// handler journaled nothing itself (effects.go).
+	changed, journaled bool
+	// tx collects the effects of an EXEC's commands so that they are journaled as one
+	// MULTI ... EXEC block; nil outside EXEC or when no journal is installed.
+	tx *txJournal
 	// keyHash is the hash of hashedKey (the single key the dispatcher locked for), reused by
 	// the handler's lookup of that key.
 	keyHash   uint64

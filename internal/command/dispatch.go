@@ -36,13 +36,22 @@ func (t *Table) Exec(c *Ctx) {
 	c.UnlockAll()
 }
 
-// run executes a resolved command whose locks are held, and records its statistics.
+// run executes a resolved command whose locks are held, journals its effect, and records its
+// statistics. A write that changed something (Dirty) and did not journal a rewritten effect
+// itself (Emit) is journaled as its own arguments, in the database it ran in: see effects.go
+// for which commands may rely on that.
 func (t *Table) run(c *Ctx, cmd *Command) {
 	c.Cmd = cmd
 	c.failed = false
+	c.changed, c.journaled = false, false
 	c.Client.LastCmd.Store(cmd)
 	start := nanotime()
 	cmd.Handler(c)
+	if c.changed && !c.journaled && cmd.Flags&FlagWrite != 0 {
+		if j := c.journal(); j != nil {
+			j.Append(store.Effect{DB: c.DB.ID, Args: cloneArgs(c.Args)})
+		}
+	}
 	cmd.Usec.Add((nanotime() - start) / 1000)
 	cmd.Calls.Add(1)
 	if c.failed {
@@ -266,24 +275,28 @@ func (c *Ctx) LookupRead(key []byte) *store.Entry {
 	return c.DB.LookupRead(key, c.Now)
 }
 
-// Dirty records n changes for save points and INFO.
+// Dirty records n changes for save points and INFO. n > 0 also tells the dispatcher that the
+// command changed the dataset, so that its effect is journaled (effects.go).
 func (c *Ctx) Dirty(n int64) {
-	if c.Srv != nil && n > 0 {
+	if n <= 0 {
+		return
+	}
+	c.changed = true
+	if c.Srv != nil {
 		c.Srv.AddDirty(n)
 	}
 }
 
-// Emit journals an effect (store.Effect) for database db (-1: server-wide). The arguments are
-// copied, since they may point into the connection's read buffer. Callers check
-// c.Store.Journal first so that nothing is built when no one consumes effects.
+// Emit journals an effect (store.Effect) for database db (-1: server-wide), in place of the
+// command's own arguments: a handler that emits takes over its command's journaling (every
+// effect of it must then be emitted). The arguments are copied, since they may point into the
+// connection's read buffer. Callers check c.Store.Journal first so that nothing is built when
+// no one consumes effects.
 func (c *Ctx) Emit(db int, args ...[]byte) {
-	j := c.Store.Journal
+	c.journaled = true
+	j := c.journal()
 	if j == nil {
 		return
 	}
-	cp := make([][]byte, len(args))
-	for i, a := range args {
-		cp[i] = append([]byte(nil), a...)
-	}
-	j.Append(store.Effect{DB: db, Args: cp})
+	j.Append(store.Effect{DB: db, Args: cloneArgs(args)})
 }

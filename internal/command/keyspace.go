@@ -301,10 +301,13 @@ func expireGeneric(c *Ctx, relative, seconds bool) {
 		// A time in the past deletes the key now rather than leaving it to lazy expiry, as
 		// Redis does (and replicates as a DEL).
 		c.DB.Remove(e)
+		c.Dirty(1)
+		c.emitDel(c.Args[1])
 	} else {
 		c.DB.SetExpire(e, when)
+		c.Dirty(1)
+		c.emitExpireAt(c.Args[1], when) // absolute, whichever of the four commands set it
 	}
-	c.Dirty(1)
 	c.W.Int(1)
 }
 
@@ -678,6 +681,8 @@ func swapdbCommand(c *Ctx) {
 		for i := 0; i < a.NumShards(); i++ {
 			a.Shard(i).SwapWith(b.Shard(i))
 		}
+	} else {
+		c.skipEffect() // Redis counts it as a change, but there is nothing to replay
 	}
 	c.Dirty(1)
 	c.W.OK()

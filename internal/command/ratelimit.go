@@ -372,9 +372,10 @@ func rateLimitEval(c *Ctx, cost int64, record bool) {
 		replyInts(c, [5]int64{})
 		return
 	}
-	r, changed := l.Check(c.Args[2], cost, c.Now, c.Srv.RateLimitSettings().SlidingWindowMaxEntries, record, c.Store.Journal)
+	r, changed := l.Check(c.Args[2], cost, c.Now, c.Srv.RateLimitSettings().SlidingWindowMaxEntries, record, c.journal())
 	if changed {
 		c.Dirty(1)
+		c.journaled = true // Check journaled the key's new state itself, under the key's lock
 	}
 	replyInts(c, r)
 }
@@ -385,11 +386,9 @@ func rateLimitResetCommand(c *Ctx) {
 		c.Error(errNoLimiter)
 		return
 	}
-	if l.Reset(c.Args[2], c.Now) {
+	if l.Reset(c.Args[2], c.Now, c.journal()) {
 		c.Dirty(1)
-		if c.Store.Journal != nil {
-			c.Emit(-1, c.Args...)
-		}
+		c.journaled = true // Reset journaled it, under the key's lock
 		c.W.Int(1)
 		return
 	}

@@ -69,15 +69,14 @@ func serverCommands() []*Command {
 			Syntax:     "[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]",
 			Summary:    "Synchronously save the dataset to disk and then shut down the server",
 			Doc: "On success the connection closes without a reply, as in Redis. " +
-				"HotKV has no persistence yet, so `SAVE` and `NOSAVE` only choose what a later save would do; `NOW` and `FORCE` are accepted.",
+				"Without `NOSAVE` or `SAVE` the server writes a snapshot first if save points are configured (the `save` directive); `SAVE` always writes one, `NOSAVE` never does. " +
+				"The final snapshot is taken with every shard locked, so it is exact. " +
+				"If the save fails the server keeps running and replies `ERR Errors trying to SHUTDOWN. Check logs.`, unless `FORCE` is given. " +
+				"`NOW` is accepted; HotKV has no replicas to wait for. See [persistence](../persistence.md).",
 			Handler: shutdownCommand},
 		{Name: "memory", Arity: -2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0",
 			Complexity: "Depends on subcommand.", Summary: "A container for memory diagnostics commands",
 			Subcommands: memorySubcommands()},
-		{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"admin", "fast", "dangerous"},
-			Tips: []string{"nondeterministic_output"}, Group: "server", Since: "1.0.0", Complexity: "O(1)",
-			Summary: "Get the UNIX time stamp of the last successful save to disk",
-			Handler: func(c *Ctx) { c.W.Int(c.Srv.LastSave()) }},
 	}
 }
 
@@ -863,15 +862,17 @@ const (
 )
 
 func shutdownCommand(c *Ctx) {
-	var nosave, save, abort, other bool
+	var nosave, save, abort, other, force bool
 	for i := 1; i < len(c.Args); i++ {
 		switch {
 		case c.ArgIs(i, "nosave"):
 			nosave = true
 		case c.ArgIs(i, "save"):
 			save = true
-		case c.ArgIs(i, "now"), c.ArgIs(i, "force"):
+		case c.ArgIs(i, "now"):
 			other = true
+		case c.ArgIs(i, "force"):
+			other, force = true, true
 		case c.ArgIs(i, "abort"):
 			abort = true
 		default:
@@ -888,13 +889,19 @@ func shutdownCommand(c *Ctx) {
 		c.Error("ERR No shutdown in progress.")
 		return
 	}
+	if c.allLocked {
+		// SHUTDOWN is no_multi in Redis. Inside EXEC this connection holds shard locks that
+		// the final save needs.
+		c.Error(errNotInMulti)
+		return
+	}
 	mode := ShutdownDefault
 	if nosave {
 		mode = ShutdownNoSave
 	} else if save {
 		mode = ShutdownSave
 	}
-	if err := c.Srv.Shutdown(mode); err != nil {
+	if err := c.Srv.Shutdown(mode, force); err != nil {
 		c.Error("ERR Errors trying to SHUTDOWN. Check logs.")
 		return
 	}

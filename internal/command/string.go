@@ -258,6 +258,20 @@ func setCommand(c *Ctx) {
 	}
 	c.DB.Set(key, StringValue(c.Args[2]), expireAt, flags&setKeepTTL != 0, c.Now)
 	c.Dirty(1)
+	if c.Store.Journal != nil {
+		if expireAt != 0 && expireAt < c.Now {
+			// An absolute time already past stores an expired key: logically the key is gone,
+			// and journaling it so keeps replay independent of the replaying clock (and of
+			// when this server reclaims the key, which journals another, harmless, DEL).
+			if e != nil {
+				c.emitDel(key)
+			} else {
+				c.skipEffect()
+			}
+		} else {
+			c.emitSet(key, c.Args[2], expireAt, flags&setKeepTTL != 0 && e != nil)
+		}
+	}
 	if flags&setGet == 0 {
 		c.W.OK()
 	}
@@ -270,6 +284,7 @@ func setnxCommand(c *Ctx) {
 	}
 	c.DB.Set(c.Args[1], StringValue(c.Args[2]), 0, false, c.Now)
 	c.Dirty(1)
+	c.emitSet(c.Args[1], c.Args[2], 0, false)
 	c.W.Int(1)
 }
 
@@ -284,6 +299,7 @@ func setWithExpire(c *Ctx, unit int) {
 	}
 	c.DB.Set(c.Args[1], StringValue(c.Args[3]), at, false, c.Now)
 	c.Dirty(1)
+	c.emitSet(c.Args[1], c.Args[3], at, false)
 	c.W.OK()
 }
 
@@ -326,6 +342,7 @@ func getdelCommand(c *Ctx) {
 	ReplyString(c.W, &e.Val)
 	c.DB.Remove(e)
 	c.Dirty(1)
+	c.emitDel(c.Args[1])
 }
 
 // getexCommand follows Redis's order: options are parsed first, but the expire time is only
@@ -346,16 +363,22 @@ func getexCommand(c *Ctx) {
 		}
 	}
 	ReplyString(c.W, &e.Val)
+	// Never journaled as GETEX: as PEXPIREAT, DEL or PERSIST, as Redis propagates it.
 	switch {
 	case flags&(setEXAT|setPXAT) != 0 && at <= c.Now:
 		c.DB.Remove(e)
 		c.Dirty(1)
+		c.emitDel(c.Args[1])
 	case expArg != 0:
 		c.DB.SetExpire(e, at)
 		c.Dirty(1)
+		c.emitExpireAt(c.Args[1], at)
 	case flags&setPersist != 0 && e.ExpireAt() != 0:
 		c.DB.SetExpire(e, 0)
 		c.Dirty(1)
+		if c.Store.Journal != nil {
+			c.Emit(c.DB.ID, effPersist, c.Args[1])
+		}
 	}
 }
 
@@ -391,6 +414,11 @@ func msetGeneric(c *Ctx, nx bool) {
 		c.DB.Set(c.Args[i], StringValue(c.Args[i+1]), 0, false, c.Now)
 	}
 	c.Dirty(int64(len(c.Args)-1) / 2)
+	if nx && c.Store.Journal != nil {
+		// The keys were all absent: the effective write is a plain MSET.
+		args := make([][]byte, 0, len(c.Args))
+		c.Emit(c.DB.ID, append(append(args, effMSet), c.Args[1:]...)...)
+	}
 	if nx {
 		c.W.Int(1)
 	} else {
@@ -666,6 +694,9 @@ func incrbyfloatCommand(c *Ctx) {
 		e.Val = v // keeps the TTL, as Redis's dbOverwrite
 	}
 	c.Dirty(1)
+	// Journaled as the result, not the increment: replaying float arithmetic is not worth
+	// trusting across builds, and Redis propagates it the same way.
+	c.emitSet(key, b, 0, true)
 	c.W.Bulk(b)
 }
 

@@ -9,6 +9,7 @@ func groups() [][]*Command {
 		stringCommands(),
 		bitCommands(),
 		serverCommands(),
+		persistenceCommands(),
 		rateLimitCommands(),
 		transactionCommands(),
 	}

@@ -134,6 +134,17 @@ func execCommand(c *Ctx) {
 		}
 		c.allLocked = true // the handlers below must not lock again
 	}
+	// More than one write may journal more than one effect: they go to the journal as one
+	// MULTI ... EXEC block (effects.go), written before the locks are released.
+	writes := 0
+	for _, q := range m.queue {
+		if q.cmd.Flags&FlagWrite != 0 {
+			writes++
+		}
+	}
+	if writes > 1 && c.Store.Journal != nil {
+		c.tx = &txJournal{out: c.Store.Journal}
+	}
 	// Every command sees the EXEC's time sample, c.Now (spec §2.3).
 	t := c.Srv.Table()
 	c.W.Array(len(m.queue))
@@ -141,6 +152,10 @@ func execCommand(c *Ctx) {
 		c.Args = q.args
 		c.hashedKey = nil
 		t.run(c, q.cmd)
+	}
+	if c.tx != nil {
+		c.tx.finish()
+		c.tx = nil
 	}
 	c.UnlockAllGlobal()
 }

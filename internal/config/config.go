@@ -48,6 +48,13 @@ type Directive struct {
 	Doc   string
 	// Hidden directives are accepted but left out of CONFIG GET * (none yet).
 	Hidden bool
+	// Protected directives (dir, dbfilename) are set only at startup: CONFIG SET answers
+	// Redis's "can't set protected config", as Redis does with enable-protected-configs no.
+	Protected bool
+	// Accumulate directives take several lines in a config file (or several --flags): the
+	// first occurrence replaces the default and later ones add to it, and an empty value
+	// clears it, as Redis treats `save`.
+	Accumulate bool
 }
 
 // Config holds current values. Reads take a read lock; hot-path values are mirrored by the
@@ -181,6 +188,9 @@ func (c *Config) Set(pairs [][2]string, runtime bool) error {
 			return &SetError{Name: p[0], Reason: "duplicate parameter"}
 		}
 		seen[d] = true
+		if runtime && d.Protected {
+			return &SetError{Name: p[0], Reason: "can't set protected config"}
+		}
 		if runtime && !d.Mutable {
 			return &SetError{Name: p[0], Reason: "can't set immutable config"}
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"net"
+	"strconv"
 	"strings"
 )
 
@@ -29,8 +30,8 @@ func Directives() []*Directive {
 			Doc: "Number of numbered databases (SELECT 0 .. databases-1)."},
 		{Name: "shards", Type: Int, Default: "0", Min: 0, Max: 65536, Group: "general",
 			Doc: "Keyspace shards per database, rounded up to a power of two. 0 picks 16 x GOMAXPROCS (at least 64). More shards mean less lock contention on many cores."},
-		{Name: "dir", Type: String, Default: ".", Group: "general",
-			Doc: "Working directory: snapshots and logs are written here."},
+		{Name: "dir", Type: String, Default: ".", Protected: true, Group: "general",
+			Doc: "Working directory: the server changes into it at startup, and snapshots (`dbfilename`) and relative log and pid files are written there. `CONFIG GET dir` reports it as an absolute path."},
 		{Name: "hz", Type: Int, Default: "10", Min: 1, Max: 500, Mutable: true, Group: "general",
 			Doc: "Background task frequency (active expiry runs every 1/hz s; values above 500 are clamped by Redis, rejected here)."},
 		{Name: "loglevel", Type: Enum, Default: "notice", Values: []string{"debug", "verbose", "notice", "warning", "nothing"}, Mutable: true, Group: "general",
@@ -50,6 +51,11 @@ func Directives() []*Directive {
 			Doc: "Most named limiters RATELIMIT.CREATE may define. Lowering it below the current count removes nothing; CREATE fails until DROPs make room."},
 		{Name: "ratelimit.sliding-window-max-entries", Type: Int, Default: "1024", Min: 1, Max: 1000000, Mutable: true, Group: "ratelimit",
 			Doc: "Most log entries a sliding_window key keeps (K). Above it the closest entries merge at the later time, which can only deny early, never admit more than the limit. With limit <= K the log is exact to the ms. A change applies to each key's next recorded request."},
+		// Snapshots (docs/persistence.md)
+		{Name: "save", Type: Special, Default: "3600 1 300 100 60 10000", Mutable: true, Accumulate: true, Parse: parseSave, Group: "persistence",
+			Doc: "Save points: `<seconds> <changes>` pairs. A background save (BGSAVE) starts when at least `changes` writes happened and more than `seconds` passed since the last successful save. `\"\"` disables them; then SHUTDOWN and SIGTERM do not save either (unless `SHUTDOWN SAVE`). In a config file, several `save` lines add up, as in Redis."},
+		{Name: "dbfilename", Type: String, Default: "dump.hkv", Protected: true, Parse: parseDBFilename, Group: "persistence",
+			Doc: "Snapshot file name inside `dir`. Written as `<name>.tmp`, fsynced, renamed over `<name>`, then the directory is fsynced; loaded at startup if it exists."},
 		{Name: "lazyfree-lazy-user-flush", Type: Bool, Default: "no", Mutable: true, Group: "general",
 			Doc: "Make FLUSHALL/FLUSHDB without SYNC or ASYNC free memory in the background."},
 	}
@@ -70,4 +76,51 @@ func parseBind(v string) (string, error) {
 		}
 	}
 	return strings.Join(fields, " "), nil
+}
+
+// parseSave checks save points as Redis 7 does: "" (none), or pairs of integers with seconds
+// >= 1 and changes >= 0, separated by single spaces.
+func parseSave(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	fields := strings.Split(v, " ")
+	if len(fields)%2 != 0 {
+		return "", errors.New("Invalid save parameters")
+	}
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || (i%2 == 0 && n < 1) || (i%2 == 1 && n < 0) || n > 1<<31-1 {
+			return "", errors.New("Invalid save parameters")
+		}
+		out[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(out, " "), nil
+}
+
+// SavePoint is one `save` pair: a background save is due after Changes writes once more than
+// Seconds have passed since the last save.
+type SavePoint struct{ Seconds, Changes int64 }
+
+// SavePoints parses a normalized `save` value.
+func SavePoints(v string) []SavePoint {
+	f := strings.Fields(v)
+	out := make([]SavePoint, 0, len(f)/2)
+	for i := 0; i+1 < len(f); i += 2 {
+		s, _ := strconv.ParseInt(f[i], 10, 64)
+		c, _ := strconv.ParseInt(f[i+1], 10, 64)
+		out = append(out, SavePoint{Seconds: s, Changes: c})
+	}
+	return out
+}
+
+func parseDBFilename(v string) (string, error) {
+	if v == "" {
+		return "", errors.New("dbfilename can't be empty")
+	}
+	if strings.ContainsAny(v, "/\\") {
+		return "", errors.New("dbfilename can't be a path, just a filename")
+	}
+	return v, nil
 }

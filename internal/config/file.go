@@ -123,8 +123,15 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 	}
 	pairs = append(pairs, flags...)
 	// Apply one at a time: a later occurrence of a directive overrides an earlier one, as in
-	// redis.conf, instead of being a duplicate error.
+	// redis.conf, instead of being a duplicate error; Accumulate directives add up instead.
+	seen := map[*Directive]bool{}
 	for _, p := range pairs {
+		if d := c.Lookup(p[0]); d != nil && d.Accumulate {
+			if seen[d] && p[1] != "" && c.Get(d.Name) != "" {
+				p[1] = c.Get(d.Name) + " " + p[1]
+			}
+			seen[d] = true
+		}
 		if err := c.Set([][2]string{p}, false); err != nil {
 			var se *SetError
 			if ok := asSetError(err, &se); ok {

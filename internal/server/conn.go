@@ -44,6 +44,11 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.ctx = command.Ctx{W: c.w, Client: &c.Client, Srv: s, Store: s.store}
 	s.mu.Lock()
 	s.clients[c.ID] = c
+	if s.closed.Load() {
+		// Accepted just as the server began closing (beginClose sets closed before it closes
+		// the clients it knows under mu): close it here so Close does not wait for it.
+		_ = nc.Close()
+	}
 	s.mu.Unlock()
 	return c
 }

@@ -153,12 +153,6 @@ func (s *Server) infoMemory(b *strings.Builder) {
 	fmt.Fprintf(b, "mem_fragmentation_ratio:%.2f\r\ngc_cycles:%d\r\nmem_allocator:go-%s\r\n", ratio, samples[2].Value.Uint64(), runtime.Version())
 }
 
-func (s *Server) infoPersistence(b *strings.Builder) {
-	fmt.Fprintf(b, "loading:0\r\nrdb_changes_since_last_save:%d\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:%d\r\n",
-		s.stats.dirty.Load(), s.stats.lastSave.Load())
-	b.WriteString("rdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n")
-}
-
 func (s *Server) infoStats(b *strings.Builder, held bool) {
 	var hits, misses, expired, visited int64
 	for i := 0; i < s.store.NumDBs(); i++ {

@@ -52,10 +52,11 @@ type Server struct {
 	nextID  atomic.Int64
 	wg      sync.WaitGroup
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	closed atomic.Bool
-	done   chan struct{}
+	ctx        context.Context
+	cancel     context.CancelFunc
+	closed     atomic.Bool
+	finishOnce sync.Once
+	done       chan struct{}
 	// shutdownFn is called by SHUTDOWN; main sets it to stop the process.
 	shutdownFn func()
 
@@ -70,7 +71,8 @@ type Server struct {
 	rlMax        atomic.Int64
 	rlEntries    atomic.Int64
 
-	stats stats
+	stats   stats
+	persist persistState
 }
 
 // stats are the server-wide counters INFO stats reports.
@@ -111,8 +113,11 @@ func New(cfg *config.Config, logger *slog.Logger) *Server {
 		clients: map[int64]*conn{},
 		done:    make(chan struct{}),
 	}
+	command.JournalExpiries(s.store) // expired keys are journaled as DEL (command/effects.go)
 	s.stats.errorStats = map[string]int64{}
 	s.stats.lastSave.Store(time.Now().Unix())
+	s.persist.lastBgOK.Store(true)
+	s.persist.lastBgSec.Store(-1)
 	cfg.OnChange(s.applyConfig)
 	return s
 }
@@ -144,6 +149,8 @@ func (s *Server) applyConfig(name, value string) {
 		s.rlMax.Store(n)
 	case "ratelimit.sliding-window-max-entries":
 		s.rlEntries.Store(n)
+	case "save":
+		s.setSavePoints(value)
 	}
 }
 
@@ -160,9 +167,17 @@ func (s *Server) AddListener(ln net.Listener) {
 	s.addrs = append(s.addrs, ln.Addr())
 }
 
-// Start opens the listeners named by bind and port and starts serving and background tasks.
+// Start loads the snapshot (dir/dbfilename) if there is one, then opens the listeners named
+// by bind and port and starts serving and background tasks. A snapshot that cannot be read
+// stops the start with an error naming the file and the offset of the damage; nothing is
+// served then.
 func (s *Server) Start() error {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if err := s.loadSnapshot(); err != nil {
+		s.closeListeners()
+		s.cancel()
+		return err
+	}
 	port := s.cfg.GetInt("port")
 	if port != 0 {
 		for _, addr := range strings.Fields(s.cfg.Get("bind")) {
@@ -187,10 +202,14 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.acceptLoop(ln)
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.expireLoop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.saveLoop()
 	}()
 	s.log.Info("Ready to accept connections", "addrs", s.addrs, "version", Version)
 	return nil
@@ -265,11 +284,24 @@ func (s *Server) acceptLoop(ln net.Listener) {
 	}
 }
 
-// Close stops accepting, disconnects every client and waits for background work to end.
+// Close stops accepting, disconnects every client and waits for background work (a running
+// BGSAVE is cancelled) to end. It does not save: SHUTDOWN and the signal handler save first
+// (prepareForShutdown). It must not be called from a connection's goroutine.
 func (s *Server) Close() error {
+	s.beginClose()
+	s.finishOnce.Do(func() {
+		s.wg.Wait()
+		close(s.done)
+	})
+	<-s.done
+	return nil
+}
+
+// beginClose stops accepting and closes every client connection, without waiting; the first
+// call does the work.
+func (s *Server) beginClose() {
 	if !s.closed.CompareAndSwap(false, true) {
-		<-s.done
-		return nil
+		return
 	}
 	if s.cancel != nil {
 		s.cancel()
@@ -280,9 +312,6 @@ func (s *Server) Close() error {
 		_ = c.nc.Close()
 	}
 	s.mu.Unlock()
-	s.wg.Wait()
-	close(s.done)
-	return nil
 }
 
 // Done is closed when the server has fully stopped.
@@ -365,10 +394,14 @@ func (s *Server) KillClients(match func(*command.Client) bool) int {
 	return len(victims)
 }
 
-// Shutdown implements SHUTDOWN: persistence arrives with its own issue, so there is nothing to
-// save yet; the server closes and the process exits through the shutdown hook.
-func (s *Server) Shutdown(mode int) error {
+// Shutdown implements SHUTDOWN: it saves as mode asks (prepareForShutdown), then the server
+// closes and the process exits through the shutdown hook. A failed save leaves the server
+// running and is returned, unless force.
+func (s *Server) Shutdown(mode int, force bool) error {
 	s.log.Warn("User requested shutdown...")
+	if err := s.prepareForShutdown(mode, force); err != nil {
+		return err
+	}
 	go func() {
 		_ = s.Close()
 		if s.shutdownFn != nil {

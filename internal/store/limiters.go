@@ -234,8 +234,13 @@ func (l *Limiter) checkBucket(s *limiterShard, key []byte, cost, nowMs int64, re
 	return Result{0, r.Avail, r.RetryMs, l.Limit, r.Current}, false
 }
 
-// Reset forgets key's state and reports whether it had live state.
-func (l *Limiter) Reset(key []byte, nowMs int64) bool {
+// ResetCommand is the command that carries the removal of a limiter key's state.
+const ResetCommand = "RATELIMIT.RESET"
+
+// Reset forgets key's state and reports whether it had live state. When j is set, removing
+// live state is journaled as RATELIMIT.RESET name key under the key's lock, like Check's
+// effects, so that it can never be journaled after a later check of the same key.
+func (l *Limiter) Reset(key []byte, nowMs int64, j Journal) bool {
 	s := l.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -248,6 +253,9 @@ func (l *Limiter) Reset(key []byte, nowMs int64) bool {
 	} else if tat, ok := s.tat[string(key)]; ok {
 		live = tat > nowMs*ratelimit.NsPerMs
 		delete(s.tat, string(key))
+	}
+	if live && j != nil {
+		j.Append(Effect{DB: -1, Args: [][]byte{[]byte(ResetCommand), []byte(l.Name), append([]byte(nil), key...)}})
 	}
 	return live
 }

@@ -192,6 +192,10 @@ type Store struct {
 	// Limiters are the named RATELIMIT limiters. They belong to the dataset (snapshots hold
 	// them, FLUSHALL drops them) but to no database (spec §8.1).
 	Limiters *Limiters
+
+	// snapCut is the progress of the snapshot walk in progress (shards done, in global lock
+	// order), or snapshotIdle; see SnapshotProgress.
+	snapCut atomic.Int64
 }
 
 // New creates numDBs databases of shardsPerDB shards (rounded up to a power of two).
@@ -201,6 +205,7 @@ func New(numDBs, shardsPerDB int, clk clock.Clock) *Store {
 	if n == 1 {
 		st.shift = 64
 	}
+	st.snapCut.Store(snapshotIdle)
 	st.dbs = make([]*DB, numDBs)
 	for i := range st.dbs {
 		st.dbs[i] = &DB{ID: i, store: st, shards: make([]Shard, n)}

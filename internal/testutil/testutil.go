@@ -25,28 +25,78 @@ const T0 = int64(1700000000000)
 type Server struct {
 	*server.Server
 	Addr string
+	// Dir is the server's dir, where its snapshot lives.
+	Dir string
 }
 
 // StartServer starts an in-process server on a free loopback port with DEBUG enabled, plus
-// any extra `--name value` arguments, and stops it when the test ends.
+// any extra `--name value` arguments, and stops it when the test ends. Its dir is a fresh
+// temporary directory (unless args set --dir), so snapshots never land in the package
+// directory and no test loads another's.
 func StartServer(t testing.TB, args ...string) *Server {
 	t.Helper()
-	argv := append([]string{"--port", "0", "--bind", "127.0.0.1", "--enable-debug-command", "yes"}, args...)
+	s, err := Launch(t, Options{Args: args})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	return s
+}
+
+// Options configure Launch.
+type Options struct {
+	// Dir is the server's dir (where dbfilename is read at start and written by saves); ""
+	// means a new temporary directory.
+	Dir string
+	// ClockMs, when non-zero, freezes the server clock there (as DEBUG CLOCK SET) before the
+	// server loads its snapshot, so that keys are loaded, or skipped as expired, at that time
+	// and a restart test can continue at exactly the time it saved at.
+	ClockMs int64
+	// Args are extra `--name value` arguments.
+	Args []string
+}
+
+// Launch starts an in-process server as StartServer does, but returns Start's error (a
+// snapshot that cannot be loaded) instead of failing the test. The server is closed, without
+// saving, when the test ends.
+func Launch(t testing.TB, o Options) (*Server, error) {
+	t.Helper()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	argv := append([]string{"--port", "0", "--bind", "127.0.0.1", "--enable-debug-command", "yes", "--dir", o.Dir}, o.Args...)
 	cfg, err := config.Load(config.Directives(), argv)
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
 	srv := server.New(cfg, nil)
+	if o.ClockMs != 0 {
+		srv.Clock().Set(o.ClockMs)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.AddListener(ln)
 	if err := srv.Start(); err != nil {
-		t.Fatalf("start: %v", err)
+		_ = srv.Close()
+		return nil, err
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return &Server{Server: srv, Addr: srv.Addr().String()}
+	return &Server{Server: srv, Addr: srv.Addr().String(), Dir: cfg.Get("dir")}, nil
+}
+
+// Stop shuts the server down as SHUTDOWN does with mode (command.ShutdownSave,
+// ShutdownNoSave or ShutdownDefault) and waits until it has stopped, for restart tests.
+func (s *Server) Stop(t testing.TB, mode int) {
+	t.Helper()
+	if err := s.Shutdown(mode, false); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not stop within 30 s")
+	}
 }
 
 // Client returns a go-redis client speaking the given protocol (2 or 3), closed at cleanup.

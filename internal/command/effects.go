@@ -1,0 +1,221 @@
+package command
+
+import (
+	"github.com/hotkv/hotkv/internal/store"
+)
+
+// Effects: what every write journals (ARCHITECTURE.md §3, spec/RATELIMIT.md §10).
+//
+// An effect is an ordinary HotKV command line, deterministic and time-free: replaying the
+// effects in order, on any server at any time, rebuilds the same dataset. Times inside are
+// absolute. A write that changed nothing (no Dirty) journals nothing, and so do reads, SELECT,
+// failed writes, DISCARD and an aborted EXEC.
+//
+// By default the dispatcher (Table.run) journals a write command's own arguments, in the
+// database it ran in, after its handler called Dirty with n > 0. That is right for every command
+// whose result depends only on its arguments and the prior state, which log replay
+// reproduces. Handlers whose arguments are relative to the clock or otherwise
+// nondeterministic emit a rewritten effect themselves (Ctx.Emit), which replaces the default.
+//
+// Decisions, per write command (COMMAND's write flag):
+//
+//	APPEND, SETRANGE, SETBIT, BITOP, BITFIELD  argv (BITFIELD: any OVERFLOW, partial FAIL included)
+//	INCR, DECR, INCRBY, DECRBY                 argv (deterministic given the prior value)
+//	MSET, GETSET                               argv
+//	DEL, UNLINK                                argv (keys already gone are no-ops on replay)
+//	RENAME, RENAMENX                           argv (RENAMENX only when it renamed)
+//	COPY, MOVE                                 argv (DB and REPLACE options kept)
+//	PERSIST                                    argv
+//	FLUSHDB, FLUSHALL                          argv (FLUSHDB of an empty DB journals nothing;
+//	                                           FLUSHALL always, and it drops limiters on replay)
+//	SWAPDB a b                                 argv; SWAPDB a a journals nothing
+//	SET                                        SET key value [PXAT abs-ms | KEEPTTL]: NX/XX/GET
+//	                                           dropped (the effective write), EX/PX/EXAT made PXAT.
+//	                                           A time already past creates an expired key: it
+//	                                           journals DEL key if the key existed, else nothing
+//	SETNX                                      SET key value (when it set)
+//	MSETNX                                     MSET key value ... (when it set)
+//	SETEX, PSETEX                              SET key value PXAT abs-ms
+//	GETEX                                      EX/PX/EXAT/PXAT: PEXPIREAT key abs-ms, or DEL key
+//	                                           when EXAT/PXAT is past; PERSIST: PERSIST key
+//	GETDEL                                     DEL key
+//	EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT       PEXPIREAT key abs-ms (NX/XX/GT/LT dropped), or
+//	                                           DEL key when the time is not in the future
+//	INCRBYFLOAT                                SET key new-value KEEPTTL
+//	GCRA.LIMIT, CL.THROTTLE                    SET key TAT PXAT ceil_ms(TAT) when allowed
+//	                                           (ratelimit.go: storeTAT); denials nothing
+//	GCRA.RESET                                 DEL of the keys it deleted
+//	RATELIMIT.CREATE, DROP, SETSTATE           argv, server-wide (DB -1)
+//	RATELIMIT.RESET                            RATELIMIT.RESET name key when it removed live state,
+//	                                           journaled under the key's lock (store.Limiter.Reset)
+//	RATELIMIT.CHECK                            RATELIMIT.SETSTATE with the key's complete state
+//	                                           and the totals (store.Limiter.Check); denials nothing
+//
+// Expiry: a key deleted because it expired, lazily on access or by the active cycle, is
+// journaled as DEL key in its database (JournalExpiries): the primary decides. The effects
+// rely on it: whoever replays them should not expire keys by its own clock meanwhile (Redis
+// does not while loading its AOF, and its replicas wait for the primary's DEL), or should run
+// at the primary's time (the Raft batches carry it), since a key the primary still saw live
+// could otherwise vanish before a later effect on it is applied.
+//
+// MULTI/EXEC: the effects of an EXEC's commands are journaled as MULTI, the effects, EXEC
+// (database of the first effect) when there are more than one, so replay applies them
+// atomically; see txJournal.
+//
+// effects_test.go lists every write command under one of these two ways and fails when a new
+// write command is not listed: decide, and add it here too.
+
+// Effect command names, as journaled.
+var (
+	effSet       = []byte("SET")
+	effMSet      = []byte("MSET")
+	effDel       = []byte("DEL")
+	effPXAT      = []byte("PXAT")
+	effKeepTTL   = []byte("KEEPTTL")
+	effPExpireAt = []byte("PEXPIREAT")
+	effPersist   = []byte("PERSIST")
+)
+
+// cloneArgs copies a command line into one allocation: the arguments may point into the
+// connection's read buffer, and the journal keeps them.
+func cloneArgs(args [][]byte) [][]byte {
+	size := 0
+	for _, a := range args {
+		size += len(a)
+	}
+	buf := make([]byte, 0, size)
+	out := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	return out
+}
+
+// journal is where the current command's effects go: the EXEC's block while one runs,
+// otherwise the store's journal; nil when nothing consumes effects.
+func (c *Ctx) journal() store.Journal {
+	if c.tx != nil {
+		return c.tx
+	}
+	return c.Store.Journal
+}
+
+// skipEffect tells the dispatcher that the command's change has no effect to journal: it
+// changed nothing that replay must repeat, although Redis counts it as dirty (SWAPDB a a).
+func (c *Ctx) skipEffect() { c.journaled = true }
+
+// The emit helpers journal a rewritten effect in the selected database; without a journal they
+// build nothing (and the dispatcher journals nothing either).
+
+// emitDel journals DEL key.
+func (c *Ctx) emitDel(key []byte) {
+	if c.Store.Journal != nil {
+		c.Emit(c.DB.ID, effDel, key)
+	}
+}
+
+// emitExpireAt journals PEXPIREAT key at.
+func (c *Ctx) emitExpireAt(key []byte, at int64) {
+	if c.Store.Journal != nil {
+		c.Emit(c.DB.ID, effPExpireAt, key, appendInt(nil, at))
+	}
+}
+
+// emitSet journals the effective write of a SET-like command: SET key value, with PXAT at
+// when at != 0, or KEEPTTL.
+func (c *Ctx) emitSet(key, value []byte, at int64, keepTTL bool) {
+	switch {
+	case c.Store.Journal == nil:
+	case at != 0:
+		c.Emit(c.DB.ID, effSet, key, value, effPXAT, appendInt(nil, at))
+	case keepTTL:
+		c.Emit(c.DB.ID, effSet, key, value, effKeepTTL)
+	default:
+		c.Emit(c.DB.ID, effSet, key, value)
+	}
+}
+
+// txJournal gathers the effects of one EXEC so that replay applies them atomically: more than
+// one effect is journaled as MULTI, the effects, EXEC; a single one as it is; none, nothing.
+//
+// Holding effects back until the EXEC ends is safe for the keyspace: the EXEC holds the locks
+// of every key it touches until then, so no other write on those keys can be journaled in
+// between (the Journal contract). Named limiters are not guarded by those locks (their
+// commands take only the limiter's own), and FLUSHALL drops them: holding back such an effect
+// could journal it after a later write of another client to the same limiter. The first such
+// effect therefore opens the block at once (MULTI and everything held so far), and from then
+// on effects go straight through. Commands of an EXEC that touch limiters or run FLUSHALL make
+// it hold every shard lock, so the only effects of other clients that can land inside the
+// block are limiter effects, which are applied in the order they happened either way.
+//
+// An EXEC that queued at most one write gets no txJournal: its effect needs no wrapper.
+type txJournal struct {
+	out     store.Journal
+	pending []store.Effect
+	open    bool
+	db      int
+}
+
+// unguarded reports whether e changes state that the EXEC's shard locks do not protect.
+func unguarded(e store.Effect) bool {
+	return e.DB < 0 || (len(e.Args) > 0 && EqualFold(e.Args[0], "flushall"))
+}
+
+// Append implements store.Journal.
+func (t *txJournal) Append(e store.Effect) {
+	switch {
+	case t.open:
+		t.out.Append(e)
+	case !unguarded(e):
+		t.pending = append(t.pending, e)
+	default:
+		t.db = e.DB
+		if len(t.pending) > 0 {
+			t.db = t.pending[0].DB
+		}
+		t.open = true
+		t.out.Append(store.Effect{DB: t.db, Args: [][]byte{[]byte("MULTI")}})
+		for _, p := range t.pending {
+			t.out.Append(p)
+		}
+		t.pending = nil
+		t.out.Append(e)
+	}
+}
+
+// finish journals what the EXEC held back, closing the block. The EXEC still holds its locks.
+func (t *txJournal) finish() {
+	switch {
+	case t.open:
+		t.out.Append(store.Effect{DB: t.db, Args: [][]byte{[]byte("EXEC")}})
+	case len(t.pending) == 1:
+		t.out.Append(t.pending[0])
+	case len(t.pending) > 1:
+		db := t.pending[0].DB
+		t.out.Append(store.Effect{DB: db, Args: [][]byte{[]byte("MULTI")}})
+		for _, p := range t.pending {
+			t.out.Append(p)
+		}
+		t.out.Append(store.Effect{DB: db, Args: [][]byte{[]byte("EXEC")}})
+	}
+	t.pending = nil
+}
+
+// JournalExpiries makes the store journal DEL key, in the key's database, for every key it
+// deletes because the key expired (lazily on access or in the active cycle), whenever a
+// journal is installed. The server calls it once, right after creating the store; a hook
+// already in Store.OnExpire keeps being called first.
+func JournalExpiries(st *store.Store) {
+	prev := st.OnExpire
+	st.OnExpire = func(db int, key string) {
+		if prev != nil {
+			prev(db, key)
+		}
+		if j := st.Journal; j != nil {
+			buf := make([]byte, 0, len(effDel)+len(key))
+			buf = append(append(buf, effDel...), key...)
+			j.Append(store.Effect{DB: db, Args: [][]byte{buf[:len(effDel):len(effDel)], buf[len(effDel):]}})
+		}
+	}
+}

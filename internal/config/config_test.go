@@ -1,0 +1,72 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSaveDirective(t *testing.T) {
+	c := New(Directives())
+	if got := c.Get("save"); got != "3600 1 300 100 60 10000" {
+		t.Fatalf("default save %q, want Redis 7's", got)
+	}
+	if got := SavePoints(c.Get("save")); len(got) != 3 || got[2] != (SavePoint{Seconds: 60, Changes: 10000}) {
+		t.Fatalf("SavePoints: %+v", got)
+	}
+	for _, ok := range []struct{ in, want string }{{"", ""}, {"900 1", "900 1"}, {"+5 0", "5 0"}, {"1 0 2 3", "1 0 2 3"}} {
+		if err := c.Set([][2]string{{"save", ok.in}}, true); err != nil || c.Get("save") != ok.want {
+			t.Fatalf("CONFIG SET save %q: %v, now %q", ok.in, err, c.Get("save"))
+		}
+	}
+	for _, bad := range []string{"abc", "1 2 3", "0 1", "5 -1", "  ", "1  2", "1 x"} {
+		err := c.Set([][2]string{{"save", bad}}, true)
+		if err == nil || !strings.HasSuffix(err.Error(), "Invalid save parameters") {
+			t.Fatalf("CONFIG SET save %q: %v", bad, err)
+		}
+	}
+}
+
+func TestProtectedDirectives(t *testing.T) {
+	c := New(Directives())
+	for _, name := range []string{"dir", "dbfilename"} {
+		err := c.Set([][2]string{{name, "x"}}, true)
+		if err == nil || err.Error() != "CONFIG SET failed (possibly related to argument '"+name+"') - can't set protected config" {
+			t.Fatalf("CONFIG SET %s: %v", name, err)
+		}
+		if err := c.Set([][2]string{{name, "x"}}, false); err != nil {
+			t.Fatalf("startup %s: %v", name, err)
+		}
+	}
+	if err := c.Set([][2]string{{"dbfilename", "a/b"}}, false); err == nil || !strings.Contains(err.Error(), "can't be a path") {
+		t.Fatalf("dbfilename a/b: %v", err)
+	}
+}
+
+// TestSaveLinesAccumulate: as in redis.conf, several save lines add up, the first replacing the
+// default, and save "" clears what came before.
+func TestSaveLinesAccumulate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hotkv.conf")
+	write := func(s string) {
+		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("save 900 1\nsave 300 10\n")
+	c, err := Load(Directives(), []string{file, "--save", "60 10000"})
+	if err != nil || c.Get("save") != "900 1 300 10 60 10000" {
+		t.Fatalf("accumulated save: %v %q", err, c.Get("save"))
+	}
+	write("save 900 1\nsave \"\"\nsave 10 1\n")
+	if c, err = Load(Directives(), []string{file}); err != nil || c.Get("save") != "10 1" {
+		t.Fatalf("save after save \"\": %v %q", err, c.Get("save"))
+	}
+	if c, err = Load(Directives(), []string{"--save", ""}); err != nil || c.Get("save") != "" {
+		t.Fatalf("--save \"\": %v %q", err, c.Get("save"))
+	}
+	if c, err = Load(Directives(), []string{"--port", "1"}); err != nil || c.Get("save") != "3600 1 300 100 60 10000" {
+		t.Fatalf("no save line keeps the default: %v %q", err, c.Get("save"))
+	}
+}

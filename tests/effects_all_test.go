@@ -1,0 +1,719 @@
+package tests
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hotkv/hotkv/internal/store"
+	"github.com/hotkv/hotkv/internal/testutil"
+)
+
+func (l *effectLog) all() []store.Effect {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]store.Effect(nil), l.effects...)
+}
+
+func (l *effectLog) since(n int) []store.Effect { return l.all()[n:] }
+
+func effectString(e store.Effect) string {
+	parts := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		parts[i] = string(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// doOK runs a command and fails the test on anything but a reply (server errors are replies).
+func doOK(t *testing.T, c *redis.Conn, args ...any) any {
+	t.Helper()
+	v, err := c.Do(ctx, args...).Result()
+	var rerr redis.Error
+	if err != nil && !errors.Is(err, redis.Nil) && !errors.As(err, &rerr) {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return v
+}
+
+// effectCommands are the only command names an effect may carry: nothing relative to the
+// clock (EXPIRE, SETEX, GETEX, GCRA.LIMIT ...), nothing whose outcome depends on a decision
+// (SETNX, RATELIMIT.CHECK ...), nothing with float arithmetic (INCRBYFLOAT).
+var effectCommands = map[string]bool{
+	"SET": true, "MSET": true, "DEL": true, "UNLINK": true, "GETSET": true, "APPEND": true,
+	"SETRANGE": true, "INCR": true, "DECR": true, "INCRBY": true, "DECRBY": true,
+	"SETBIT": true, "BITOP": true, "BITFIELD": true, "RENAME": true, "RENAMENX": true,
+	"COPY": true, "MOVE": true, "PERSIST": true, "PEXPIREAT": true, "FLUSHDB": true,
+	"FLUSHALL": true, "SWAPDB": true, "MULTI": true, "EXEC": true,
+	"RATELIMIT.CREATE": true, "RATELIMIT.SETSTATE": true, "RATELIMIT.RESET": true, "RATELIMIT.DROP": true,
+}
+
+// checkTimeFree fails on an effect that is not an allowed, time-free command line.
+func checkTimeFree(t *testing.T, effects []store.Effect) {
+	t.Helper()
+	for _, e := range effects {
+		name := strings.ToUpper(string(e.Args[0]))
+		require.True(t, effectCommands[name], "journaled a command that is not an effect: %q", effectString(e))
+		switch name {
+		case "SET":
+			// SET key value, optionally PXAT <abs> or KEEPTTL: never NX/XX/GET/EX/PX/EXAT.
+			switch len(e.Args) {
+			case 3:
+			case 4:
+				require.Equal(t, "KEEPTTL", string(e.Args[3]), "%q", effectString(e))
+			case 5:
+				require.Equal(t, "PXAT", string(e.Args[3]), "%q", effectString(e))
+				_, err := strconv.ParseInt(string(e.Args[4]), 10, 64)
+				require.NoError(t, err)
+			default:
+				t.Fatalf("SET effect with options: %q", effectString(e))
+			}
+		case "MULTI", "EXEC":
+			require.Len(t, e.Args, 1)
+		}
+		switch {
+		case strings.HasPrefix(name, "RATELIMIT."):
+			require.Equal(t, -1, e.DB, "limiter effects are server-wide: %q", effectString(e))
+		case name == "MULTI" || name == "EXEC":
+			require.GreaterOrEqual(t, e.DB, -1) // the first effect's, which may be server-wide
+		default:
+			require.GreaterOrEqual(t, e.DB, 0, "%q", effectString(e))
+		}
+	}
+}
+
+// replay applies effects, in order, as commands on one connection, selecting each effect's
+// database first, and fails on any error reply (inside EXEC too).
+func replay(t *testing.T, c *redis.Conn, effects []store.Effect) {
+	t.Helper()
+	db := 0
+	for _, e := range effects {
+		if e.DB >= 0 && e.DB != db {
+			require.NoError(t, c.Do(ctx, "SELECT", e.DB).Err())
+			db = e.DB
+		}
+		args := make([]any, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = string(a)
+		}
+		v, err := c.Do(ctx, args...).Result()
+		if !errors.Is(err, redis.Nil) { // GETSET of a new key replies nil
+			require.NoError(t, err, "replaying %q", effectString(e))
+		}
+		if arr, ok := v.([]any); ok && strings.EqualFold(string(e.Args[0]), "exec") {
+			for _, x := range arr {
+				if err, ok := x.(error); ok {
+					t.Fatalf("replayed transaction failed: %v", err)
+				}
+			}
+		}
+	}
+	require.NoError(t, c.Do(ctx, "SELECT", 0).Err())
+}
+
+// dbState is everything a database holds, as a client sees it: every key with its type, value
+// and absolute expiry (PEXPIRETIME reads no clock).
+func dbState(t *testing.T, c *redis.Conn, db int) (keys []string, dbsize int64) {
+	t.Helper()
+	require.NoError(t, c.Do(ctx, "SELECT", db).Err())
+	names, err := c.Do(ctx, "KEYS", "*").StringSlice()
+	require.NoError(t, err)
+	sort.Strings(names)
+	for _, k := range names {
+		typ := c.Type(ctx, k).Val()
+		val := fmt.Sprint(doOK(t, c, "GET", k))
+		exp := c.Do(ctx, "PEXPIRETIME", k).Val()
+		keys = append(keys, fmt.Sprintf("%s %s %q %v", k, typ, val, exp))
+	}
+	dbsize = c.DBSize(ctx).Val()
+	require.NoError(t, c.Do(ctx, "SELECT", 0).Err())
+	return keys, dbsize
+}
+
+// limiterState is RATELIMIT.LIST and each limiter's settings and totals from STATS.
+func limiterState(t *testing.T, c *redis.Conn) map[string]map[string]any {
+	t.Helper()
+	names, err := c.Do(ctx, "RATELIMIT.LIST").StringSlice()
+	require.NoError(t, err)
+	out := map[string]map[string]any{}
+	for _, n := range names {
+		flat := c.Do(ctx, "RATELIMIT.STATS", n).Val().([]any)
+		m := map[string]any{}
+		for i := 0; i+1 < len(flat); i += 2 {
+			m[flat[i].(string)] = flat[i+1]
+		}
+		out[n] = m
+	}
+	return out
+}
+
+// workload generates a seeded random mix of every write command (and some reads), with
+// relative and absolute times, across three databases.
+type workload struct {
+	rng  *rand.Rand
+	now  int64 // the server clock, as the workload moved it
+	keys []string
+}
+
+func (w *workload) key() string { return w.keys[w.rng.IntN(len(w.keys))] }
+func (w *workload) n(lo, hi int) int {
+	return lo + w.rng.IntN(hi-lo+1)
+}
+func (w *workload) pick(xs ...string) string { return xs[w.rng.IntN(len(xs))] }
+
+func (w *workload) value() string {
+	switch w.rng.IntN(4) {
+	case 0:
+		return strconv.Itoa(w.n(-50, 50))
+	case 1:
+		return w.pick("1.5", "0.25", "-3")
+	default:
+		return w.pick("a", "hello", "xyz", "", "12abc")
+	}
+}
+
+// ttlOpts is an optional expiry for SET: relative or absolute, sometimes already past.
+func (w *workload) ttlOpts() []any {
+	switch w.rng.IntN(8) {
+	case 0:
+		return []any{"EX", w.n(1, 10)}
+	case 1:
+		return []any{"PX", w.n(1, 10000)}
+	case 2:
+		return []any{"EXAT", w.now/1000 + int64(w.n(-3, 10))}
+	case 3:
+		return []any{"PXAT", w.now + int64(w.n(-3000, 10000))}
+	case 4:
+		return []any{"KEEPTTL"}
+	}
+	return nil
+}
+
+func (w *workload) expireCmd() []any {
+	var cmd []any
+	switch w.rng.IntN(4) {
+	case 0:
+		cmd = []any{"EXPIRE", w.key(), w.n(-1, 10)}
+	case 1:
+		cmd = []any{"PEXPIRE", w.key(), w.n(-100, 10000)}
+	case 2:
+		cmd = []any{"EXPIREAT", w.key(), w.now/1000 + int64(w.n(-3, 10))}
+	default:
+		cmd = []any{"PEXPIREAT", w.key(), w.now + int64(w.n(-3000, 10000))}
+	}
+	if w.rng.IntN(3) == 0 {
+		cmd = append(cmd, w.pick("NX", "XX", "GT", "LT"))
+	}
+	return cmd
+}
+
+// command returns one command; inMulti leaves out what cannot or should not be queued.
+func (w *workload) command(inMulti bool) []any {
+	k := w.key()
+	for {
+		switch w.rng.IntN(40) {
+		case 0, 1, 2:
+			cmd := []any{"SET", k, w.value()}
+			if w.rng.IntN(4) == 0 {
+				cmd = append(cmd, w.pick("NX", "XX"))
+			}
+			if w.rng.IntN(5) == 0 {
+				cmd = append(cmd, "GET")
+			}
+			return append(cmd, w.ttlOpts()...)
+		case 3:
+			return []any{"SETNX", k, w.value()}
+		case 4:
+			return []any{w.pick("SETEX", "PSETEX"), k, w.n(1, 9000), w.value()}
+		case 5:
+			return []any{"GETSET", k, w.value()}
+		case 6:
+			return []any{"GETDEL", k}
+		case 7:
+			switch w.rng.IntN(6) {
+			case 0:
+				return []any{"GETEX", k, "EX", w.n(1, 10)}
+			case 1:
+				return []any{"GETEX", k, "PX", w.n(1, 10000)}
+			case 2:
+				return []any{"GETEX", k, "EXAT", w.now/1000 + int64(w.n(-3, 10))}
+			case 3:
+				return []any{"GETEX", k, "PXAT", w.now + int64(w.n(-3000, 10000))}
+			case 4:
+				return []any{"GETEX", k, "PERSIST"}
+			}
+			return []any{"GETEX", k}
+		case 8:
+			return []any{w.pick("MSET", "MSETNX"), k, w.value(), w.key(), w.value()}
+		case 9:
+			return []any{"APPEND", k, w.value()}
+		case 10:
+			return []any{"SETRANGE", k, w.n(0, 12), w.pick("", "Z", "abc")}
+		case 11, 12:
+			return []any{w.pick("INCR", "DECR"), k}
+		case 13:
+			return []any{w.pick("INCRBY", "DECRBY"), k, w.n(-20, 20)}
+		case 14:
+			return []any{"INCRBYFLOAT", k, w.pick("1.5", "0.1", "-2", "1e3", "3")}
+		case 15:
+			return []any{"SETBIT", k, w.n(0, 40), w.n(0, 1)}
+		case 16:
+			op := w.pick("AND", "OR", "XOR", "NOT")
+			if op == "NOT" {
+				return []any{"BITOP", op, k, w.key()}
+			}
+			return []any{"BITOP", op, k, w.key(), w.key()}
+		case 17:
+			return []any{"BITFIELD", k, "OVERFLOW", w.pick("WRAP", "SAT", "FAIL"),
+				"INCRBY", w.pick("u4", "i5"), w.n(0, 20), w.n(-20, 20), "SET", "u8", w.n(0, 16), w.n(0, 255), "GET", "u8", 0}
+		case 18:
+			return []any{w.pick("DEL", "UNLINK"), k, w.key()}
+		case 19, 20, 21:
+			return w.expireCmd()
+		case 22:
+			return []any{"PERSIST", k}
+		case 23:
+			return []any{w.pick("RENAME", "RENAMENX"), k, w.key()}
+		case 24:
+			cmd := []any{"COPY", k, w.key()}
+			if w.rng.IntN(2) == 0 {
+				cmd = append(cmd, "DB", w.n(0, 2))
+			}
+			if w.rng.IntN(2) == 0 {
+				cmd = append(cmd, "REPLACE")
+			}
+			return cmd
+		case 25:
+			return []any{"MOVE", k, w.n(0, 2)}
+		case 26:
+			if w.rng.IntN(4) == 0 {
+				return []any{"SWAPDB", w.n(0, 2), w.n(0, 2)}
+			}
+		case 27:
+			if w.rng.IntN(8) == 0 {
+				return []any{"FLUSHDB"}
+			}
+			if w.rng.IntN(60) == 0 {
+				return []any{"FLUSHALL"}
+			}
+		case 28:
+			return []any{"SELECT", w.n(0, 2)}
+		case 29, 30:
+			g := w.pick("g0", "g1", "g2", k)
+			return []any{"GCRA.LIMIT", g, w.pick("1000", "60000"), w.n(1, 4), w.n(1, 2)}
+		case 31:
+			g := w.pick("g0", "g1", k)
+			return []any{"CL.THROTTLE", g, w.n(0, 3), w.n(1, 3), w.n(1, 5), w.n(0, 2)}
+		case 32:
+			return []any{"GCRA.RESET", w.pick("g0", "g1", "g2"), w.key()}
+		case 33:
+			switch w.rng.IntN(3) {
+			case 0:
+				return []any{"RATELIMIT.CREATE", "sw", w.n(1, 5), 2000}
+			case 1:
+				return []any{"RATELIMIT.CREATE", "tb", w.n(2, 6), 3000, "ALGO", "token_bucket", "REFILL", w.pick("2", "0.5")}
+			default:
+				return []any{"RATELIMIT.CREATE", "lb", w.n(2, 6), 3000, "ALGO", "leaky_bucket"}
+			}
+		case 34, 35:
+			cmd := []any{"RATELIMIT.CHECK", w.pick("sw", "tb", "lb", "none"), w.pick("u", "v", "w")}
+			if w.rng.IntN(3) == 0 {
+				cmd = append(cmd, "COST", w.n(1, 3))
+			}
+			return cmd
+		case 36:
+			return []any{"RATELIMIT.RESET", w.pick("sw", "tb", "lb"), w.pick("u", "v")}
+		case 37:
+			if w.rng.IntN(5) == 0 {
+				return []any{"RATELIMIT.DROP", w.pick("sw", "tb", "lb")}
+			}
+		case 38:
+			return []any{w.pick("GET", "EXISTS", "TTL", "STRLEN", "TYPE"), k}
+		case 39:
+			if !inMulti {
+				return []any{"DEBUG", "CLOCK", "ADVANCE", w.n(0, 1500)}
+			}
+		}
+	}
+}
+
+// TestAllWritesJournalReplayableEffects is the replay test of ARCHITECTURE.md §3 for every
+// write command: a seeded random workload runs on server A with its clock moving forward and
+// keys expiring lazily and actively; replaying A's effects on server B, whose clock is
+// elsewhere, gives the same keys, values, expiry times and limiters.
+func TestAllWritesJournalReplayableEffects(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { replayWorkload(t, seed, 1500) })
+	}
+}
+
+func replayWorkload(t *testing.T, seed uint64, ops int) {
+	t0 := testutil.T0
+	a := testutil.StartServer(t)
+	log := &effectLog{}
+	a.StoreForTest().Journal = log
+	ca := a.Client(t, 2).Conn()
+	t.Cleanup(func() { _ = ca.Close() })
+	require.NoError(t, ca.Do(ctx, "DEBUG", "CLOCK", "SET", t0).Err())
+
+	w := &workload{rng: rand.New(rand.NewPCG(seed, 42)), now: t0,
+		keys: []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "g0"}}
+	for i := 0; i < ops; i++ {
+		if w.rng.IntN(25) == 0 {
+			// A transaction of 2 to 5 commands, sometimes discarded.
+			require.Equal(t, "OK", doOK(t, ca, "MULTI"))
+			for j := w.n(2, 5); j > 0; j-- {
+				doOK(t, ca, w.command(true)...)
+			}
+			if w.rng.IntN(6) == 0 {
+				doOK(t, ca, "DISCARD")
+			} else {
+				doOK(t, ca, "EXEC")
+			}
+			continue
+		}
+		cmd := w.command(false)
+		doOK(t, ca, cmd...)
+		if cmd[0] == "DEBUG" {
+			w.now += int64(cmd[3].(int))
+		}
+	}
+	// Reclaim everything expired at A's final time, actively and then lazily (the active
+	// cycle leaves keys of the current second), so that every expiry has been journaled.
+	doOK(t, ca, "DEBUG", "EXPIRE-NOW")
+	for db := 0; db < 3; db++ {
+		doOK(t, ca, "SELECT", db)
+		for _, k := range append(w.keys, "g1", "g2") {
+			doOK(t, ca, "EXISTS", k)
+		}
+	}
+	doOK(t, ca, "SELECT", 0)
+
+	effects := log.all()
+	checkTimeFree(t, effects)
+	names := map[string]int{}
+	for _, e := range effects {
+		names[strings.ToUpper(string(e.Args[0]))]++
+	}
+	t.Logf("%d effects: %v", len(effects), names)
+	for _, n := range []string{"SET", "DEL", "PEXPIREAT", "MULTI", "RATELIMIT.SETSTATE", "COPY", "MOVE", "SWAPDB", "INCR", "BITFIELD"} {
+		require.Positive(t, names[n], "the workload journaled no %s", n)
+	}
+
+	// B's clock is before anything A did: if replay depended on the replaying clock, keys
+	// or limiter state would come out different. Being earlier, it also keeps B from expiring
+	// on its own any key that A still saw live (see effects.go on replay and expiry).
+	b := testutil.StartServer(t)
+	cb := b.Client(t, 2).Conn()
+	t.Cleanup(func() { _ = cb.Close() })
+	require.NoError(t, cb.Do(ctx, "DEBUG", "CLOCK", "SET", t0-5000).Err())
+	replay(t, cb, effects)
+
+	total, withTTL := 0, 0
+	for db := 0; db < 16; db++ {
+		ka, na := dbState(t, ca, db)
+		kb, nb := dbState(t, cb, db)
+		require.Equal(t, ka, kb, "db %d", db)
+		require.Equal(t, na, nb, "db %d: DBSIZE", db)
+		total += len(ka)
+		for _, k := range ka {
+			if !strings.HasSuffix(k, " -1") {
+				withTTL++
+			}
+		}
+	}
+	t.Logf("final state: %d keys, %d with a TTL, %d limiters", total, withTTL, len(limiterState(t, ca)))
+	la, lb := limiterState(t, ca), limiterState(t, cb)
+	require.Equal(t, len(la), len(lb), "limiters: %v vs %v", la, lb)
+	for name, sa := range la {
+		sb := lb[name]
+		require.NotNil(t, sb, name)
+		for _, f := range []string{"algo", "limit", "window_ms", "total_allowed", "refill_per_sec", "drain_per_sec"} {
+			require.Equal(t, sa[f], sb[f], "%s %s", name, f)
+		}
+		// Denials journal nothing: total_denied travels only with the next effect (spec §10).
+		require.LessOrEqual(t, sb["total_denied"].(int64), sa["total_denied"].(int64), name)
+	}
+	// At one and the same time, both report the same limiter state.
+	require.NoError(t, cb.Do(ctx, "DEBUG", "CLOCK", "SET", w.now).Err())
+	for name := range la {
+		for _, key := range []string{"u", "v", "w"} {
+			require.Equal(t, ca.Do(ctx, "RATELIMIT.PEEK", name, key).Val(), cb.Do(ctx, "RATELIMIT.PEEK", name, key).Val(), "%s %s", name, key)
+		}
+	}
+}
+
+// TestEffectsOfEachWrite pins the effect of each rewritten command, and checks that reads,
+// no-op and failed writes, DISCARD and aborted transactions journal nothing.
+func TestEffectsOfEachWrite(t *testing.T) {
+	t0 := testutil.T0
+	s := testutil.StartServer(t)
+	log := &effectLog{}
+	s.StoreForTest().Journal = log
+	c := s.Client(t, 2).Conn()
+	t.Cleanup(func() { _ = c.Close() })
+	now := t0
+	require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "SET", now).Err())
+	ms := func(d int64) string { return strconv.FormatInt(now+d, 10) }
+
+	// expectAll runs commands and checks the effects they journaled, each "DB: args".
+	expectAll := func(want []string, cmds ...[]any) {
+		t.Helper()
+		n := log.len()
+		for _, args := range cmds {
+			doOK(t, c, args...)
+		}
+		var got []string
+		for _, e := range log.since(n) {
+			got = append(got, fmt.Sprintf("%d: %s", e.DB, effectString(e)))
+		}
+		require.Equal(t, want, got, "%v", cmds)
+	}
+	expect := func(want []string, args ...any) {
+		t.Helper()
+		expectAll(want, args)
+	}
+	none := []string(nil)
+	one := func(s string) []string { return []string{s} }
+
+	// Deterministic writes journal their own command line.
+	expect(one("0: SET s hello"), "SET", "s", "hello")
+	expect(one("0: APPEND s !"), "APPEND", "s", "!")
+	expect(one("0: SET n 5"), "SET", "n", "5")
+	expect(one("0: INCR n"), "INCR", "n")
+	expect(one("0: SETBIT b 3 1"), "SETBIT", "b", 3, 1)
+	expect(one("0: MSET m1 a m2 b"), "MSET", "m1", "a", "m2", "b")
+
+	// Reads journal nothing.
+	for _, r := range [][]any{
+		{"GET", "s"}, {"MGET", "s", "n", "zz"}, {"STRLEN", "s"}, {"GETRANGE", "s", 0, 2}, {"EXISTS", "s"},
+		{"TYPE", "s"}, {"TTL", "s"}, {"PTTL", "s"}, {"PEXPIRETIME", "s"}, {"KEYS", "*"}, {"SCAN", 0},
+		{"DBSIZE"}, {"GETBIT", "b", 3}, {"BITCOUNT", "b"}, {"BITPOS", "b", 1}, {"LCS", "s", "m1"},
+		{"OBJECT", "ENCODING", "s"}, {"TOUCH", "s"}, {"RANDOMKEY"}, {"BITFIELD", "b", "GET", "u4", 0},
+		{"BITFIELD_RO", "b", "GET", "u4", 0}, {"GCRA.PEEK", "g", 1000, 3}, {"RATELIMIT.LIST"},
+		{"PING"}, {"ECHO", "x"}, {"INFO", "keyspace"}, {"SELECT", 1}, {"SELECT", 0}, {"TIME"},
+	} {
+		expect(none, r...)
+	}
+
+	// No-op and failed writes journal nothing.
+	require.NoError(t, c.Do(ctx, "SET", "ttl", "v", "PX", 100000).Err())
+	require.NoError(t, c.Do(ctx, "SET", "h", "x").Err())
+	for _, w := range [][]any{
+		{"DEL", "missing"}, {"UNLINK", "missing", "nothing"}, {"PERSIST", "s"}, {"PERSIST", "missing"},
+		{"EXPIRE", "missing", 10}, {"EXPIRE", "ttl", 10, "NX"}, {"EXPIRE", "s", 10, "XX"},
+		{"EXPIRE", "ttl", 10, "GT"}, {"PEXPIRE", "ttl", 200000, "LT"}, {"EXPIRE", "s", 10, "GT"},
+		{"SET", "s", "v", "NX"}, {"SET", "missing", "v", "XX"}, {"SET", "missing", "v", "XX", "GET"},
+		{"SETNX", "s", "v"}, {"MSETNX", "new", "v", "s", "v"}, {"RENAMENX", "s", "n"}, {"RENAME", "s", "s"},
+		{"RENAME", "missing", "x"}, {"COPY", "s", "n"}, {"COPY", "missing", "x"}, {"MOVE", "missing", 1},
+		{"SETRANGE", "s", 0, ""}, {"SETRANGE", "missing", 3, ""}, {"SETBIT", "b", 3, 1}, {"GETEX", "s"},
+		{"GETEX", "s", "PERSIST"}, {"GETEX", "missing", "EX", 5}, {"GETDEL", "missing"},
+		{"INCR", "s"}, {"INCRBY", "n", "x"}, {"INCRBYFLOAT", "s", 1},
+		{"BITOP", "AND", "dest", "missing", "missing2"}, {"SWAPDB", 0, 0}, {"FLUSHDB", "BOGUS"},
+		{"EXPIRE", "s", "soon"}, {"SET", "s", "v", "EX", 0}, {"SETEX", "s", -1, "v"}, {"GETEX", "s", "EX", 0},
+		{"GCRA.RESET", "missing"}, {"GCRA.RESET", "s"}, {"GCRA.LIMIT", "s", 1000, 1},
+		{"CL.THROTTLE", "g", 3, 1, 1, 0}, {"RATELIMIT.CHECK", "nolimiter", "u"},
+		{"RATELIMIT.RESET", "nolimiter", "u"}, {"RATELIMIT.DROP", "nolimiter"},
+	} {
+		expect(none, w...)
+	}
+	require.NoError(t, c.Do(ctx, "SELECT", 2).Err())
+	expect(none, "FLUSHDB") // empty already
+	require.NoError(t, c.Do(ctx, "SELECT", 0).Err())
+
+	// Relative times become absolute; decisions become their outcome.
+	expect(one("0: SET e1 v PXAT "+ms(10000)), "SET", "e1", "v", "EX", 10)
+	expect(one("0: SET e2 v PXAT "+ms(1500)), "SET", "e2", "v", "NX", "PX", 1500)
+	expect(one("0: SET e2 w PXAT "+ms(7000)), "SET", "e2", "w", "XX", "GET", "EXAT", (now+7000)/1000)
+	expect(one("0: SET e3 v PXAT "+ms(3)), "SET", "e3", "v", "PXAT", now+3)
+	expect(one("0: SET e2 x KEEPTTL"), "SET", "e2", "x", "KEEPTTL")
+	expect(one("0: SET fresh x"), "SET", "fresh", "x", "KEEPTTL") // nothing to keep
+	// A time already past stores an expired key: the SET journals it as gone, and its
+	// reclaiming (lazy here, or by the active cycle first) journals a DEL of its own.
+	expectAll([]string{"0: DEL e3", "0: DEL e3"}, []any{"SET", "e3", "v", "PXAT", now - 1}, []any{"EXISTS", "e3"})
+	expectAll(one("0: DEL born"), []any{"SET", "born", "v", "PXAT", now - 5}, []any{"EXISTS", "born"})
+	expect(one("0: SET sx v PXAT "+ms(5000)), "SETEX", "sx", 5, "v")
+	expect(one("0: SET px v PXAT "+ms(250)), "PSETEX", "px", 250, "v")
+	expect(one("0: SET nx v"), "SETNX", "nx", "v")
+	expect(one("0: MSET a1 x a2 y"), "MSETNX", "a1", "x", "a2", "y")
+	expect(one("0: PEXPIREAT s "+ms(5000)), "GETEX", "s", "EX", 5)
+	expect(one("0: PEXPIREAT s "+ms(800)), "GETEX", "s", "PX", 800)
+	expect(one("0: PEXPIREAT s "+ms(9000)), "GETEX", "s", "PXAT", now+9000)
+	expect(one("0: PERSIST s"), "GETEX", "s", "PERSIST")
+	expect(one("0: DEL a1"), "GETEX", "a1", "EXAT", now/1000-1)
+	expect(one("0: DEL a2"), "GETDEL", "a2")
+	expect(one("0: PEXPIREAT s "+ms(10000)), "EXPIRE", "s", 10)
+	expect(one("0: PEXPIREAT s "+ms(20000)), "PEXPIRE", "s", 20000, "GT")
+	expect(one("0: PEXPIREAT s "+ms(30000)), "EXPIREAT", "s", (now+30000)/1000)
+	expect(one("0: PEXPIREAT s "+ms(25000)), "PEXPIREAT", "s", now+25000, "LT")
+	expect(one("0: PERSIST s"), "PERSIST", "s")
+	expect(one("0: DEL s"), "EXPIRE", "s", -1)
+	expect(one("0: DEL n"), "PEXPIREAT", "n", now)
+	expect(one("0: SET f 1.5 KEEPTTL"), "INCRBYFLOAT", "f", "1.5")
+	expect(one("0: SET f 1.6 KEEPTTL"), "INCRBYFLOAT", "f", "0.1")
+	expect(one("0: GETSET f 2"), "GETSET", "f", 2)
+
+	// Keyspace commands across databases keep their arguments and the selected database.
+	require.NoError(t, c.Do(ctx, "SELECT", 1).Err())
+	expect(one("1: SET k v"), "SET", "k", "v")
+	expect(one("1: COPY k k DB 2"), "COPY", "k", "k", "DB", 2)
+	expect(one("1: MOVE k 0"), "MOVE", "k", 0)
+	expect(one("1: SWAPDB 1 2"), "SWAPDB", 1, 2)
+	expect(one("1: FLUSHDB"), "FLUSHDB")
+	require.NoError(t, c.Do(ctx, "SELECT", 0).Err())
+
+	// Rate-limit commands journal their outcome, denials nothing.
+	expect(one("0: SET g "+strconv.FormatInt((now+1000)*1_000_000, 10)+" PXAT "+ms(1000)), "GCRA.LIMIT", "g", 1000, 1)
+	expect(none, "GCRA.LIMIT", "g", 1000, 1)
+	expect(one("-1: RATELIMIT.CREATE sw 1 1000"), "RATELIMIT.CREATE", "sw", 1, 1000)
+	expect(one("-1: RATELIMIT.SETSTATE sw u LOG 1 "+ms(0)+" 1 TOTALS 1 0"), "RATELIMIT.CHECK", "sw", "u")
+	expect(none, "RATELIMIT.CHECK", "sw", "u")
+	expect(none, "RATELIMIT.PEEK", "sw", "u")
+	expect(none, "RATELIMIT.STATS", "sw")
+
+	// Transactions: one block for several effects, none for a discarded or aborted one.
+	run := func(cmds ...[]any) {
+		t.Helper()
+		doOK(t, c, "MULTI")
+		for _, cmd := range cmds {
+			doOK(t, c, cmd...)
+		}
+	}
+	n := log.len()
+	run([]any{"SET", "t", 1}, []any{"INCR", "t"})
+	doOK(t, c, "DISCARD")
+	run([]any{"SET", "t", 1}, []any{"GET"}) // queue-time error
+	doOK(t, c, "EXEC")
+	run([]any{"GET", "t"}, []any{"SET", "t", 1, "XX"}, []any{"DEL", "nothing"})
+	doOK(t, c, "EXEC")
+	require.Equal(t, n, log.len(), "DISCARD, an aborted EXEC and one without changes journal nothing")
+
+	run([]any{"SET", "t", 1}, []any{"INCR", "t"}, []any{"GET", "t"}, []any{"SELECT", 1}, []any{"EXPIRE", "t", 10}, []any{"SET", "t", "x", "EX", 5})
+	expect([]string{"0: MULTI", "0: SET t 1", "0: INCR t", "1: SET t x PXAT " + ms(5000), "0: EXEC"}, "EXEC")
+	require.NoError(t, c.Do(ctx, "SELECT", 0).Err())
+	run([]any{"GET", "t"}, []any{"SET", "t", 2, "PX", 100}, []any{"SET", "t", 3, "NX"})
+	expect(one("0: SET t 2 PXAT "+ms(100)), "EXEC") // a single effect needs no block
+	run([]any{"SET", "u", 1}, []any{"RATELIMIT.CHECK", "sw", "other"}, []any{"SET", "u", 2})
+	expect([]string{"0: MULTI", "0: SET u 1", "-1: RATELIMIT.SETSTATE sw other LOG 1 " + ms(0) + " 1 TOTALS 2 1", "0: SET u 2", "0: EXEC"}, "EXEC")
+	// A key written already expired and then written again in one transaction: the DEL of its
+	// expiry comes first, outside the block, which only holds the effective writes.
+	run([]any{"SET", "z", "v", "PXAT", now - 10}, []any{"APPEND", "z", "x"})
+	expect([]string{"0: DEL z", "0: APPEND z x"}, "EXEC")
+
+	// Expiry, decided here, journals DEL in the key's database: lazily on access...
+	require.NoError(t, c.Do(ctx, "SELECT", 1).Err())
+	expect(one("1: SET lazy v PXAT "+ms(100)), "SET", "lazy", "v", "PX", 100)
+	expect(none, "DEBUG", "CLOCK", "ADVANCE", 200) // still in the same second: the active cycle waits
+	now += 200
+	expect(one("1: DEL lazy"), "GET", "lazy")
+	expect(none, "GET", "lazy")
+	// ... and actively.
+	require.NoError(t, c.Do(ctx, "SELECT", 2).Err())
+	expect(one("2: SET active v PXAT "+ms(300)), "SET", "active", "v", "PX", 300)
+	require.NoError(t, c.Do(ctx, "SELECT", 0).Err())
+	n = log.len()
+	doOK(t, c, "DEBUG", "CLOCK", "ADVANCE", 5000)
+	doOK(t, c, "DEBUG", "EXPIRE-NOW") // the background cycle may have been first
+	var dels []string
+	for _, e := range log.since(n) {
+		dels = append(dels, fmt.Sprintf("%d: %s", e.DB, effectString(e)))
+	}
+	require.Contains(t, dels, "2: DEL active")
+	checkTimeFree(t, log.all())
+}
+
+// TestConcurrentEffectsReplay runs transactions and single commands from several clients at
+// once on the same keys and limiter keys, and checks that the journal, replayed, still gives
+// the same state: a transaction's effects must not be journaled behind a later write of
+// another client to the same key or limiter key.
+func TestConcurrentEffectsReplay(t *testing.T) {
+	t0 := testutil.T0
+	a := testutil.StartServer(t)
+	log := &effectLog{}
+	a.StoreForTest().Journal = log
+	admin := a.Client(t, 2).Conn()
+	t.Cleanup(func() { _ = admin.Close() })
+	require.NoError(t, admin.Do(ctx, "DEBUG", "CLOCK", "SET", t0).Err())
+	require.NoError(t, admin.Do(ctx, "RATELIMIT.CREATE", "sw", 1_000_000, 60000).Err())
+	require.NoError(t, admin.Do(ctx, "RATELIMIT.CREATE", "tb", 1_000_000, 60000, "ALGO", "token_bucket").Err())
+
+	const clients, rounds = 6, 150
+	errs := make(chan error, clients)
+	for i := 0; i < clients; i++ {
+		go func(i int) {
+			c := a.Client(t, 2).Conn()
+			defer c.Close()
+			do := func(args ...any) error {
+				err := c.Do(ctx, args...).Err()
+				if errors.Is(err, redis.Nil) {
+					return nil
+				}
+				return err
+			}
+			for r := 0; r < rounds; r++ {
+				var err error
+				if (i+r)%2 == 0 {
+					for _, cmd := range [][]any{{"MULTI"}, {"APPEND", "log", i}, {"RATELIMIT.CHECK", "sw", "u"},
+						{"INCR", "n"}, {"RATELIMIT.CHECK", "tb", "u", "COST", 2}, {"SET", "last", i, "PX", 60000}, {"EXEC"}} {
+						if err = do(cmd...); err != nil {
+							break
+						}
+					}
+				} else {
+					for _, cmd := range [][]any{{"RATELIMIT.CHECK", "sw", "u"}, {"APPEND", "log", i}, {"INCRBY", "n", 2},
+						{"MULTI"}, {"INCR", "n"}, {"APPEND", "log", "-"}, {"EXEC"}, {"RATELIMIT.CHECK", "tb", "u"}} {
+						if err = do(cmd...); err != nil {
+							break
+						}
+					}
+				}
+				if err == nil && r%25 == 24 {
+					err = do("RATELIMIT.RESET", "sw", "u")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(i)
+	}
+	for i := 0; i < clients; i++ {
+		require.NoError(t, <-errs)
+	}
+	effects := log.all()
+	checkTimeFree(t, effects)
+	// One limiter key's states are journaled in the order they happened: its totals, taken
+	// under the key's lock, never go down (a state held back and journaled late would).
+	last := map[string]int64{}
+	for _, e := range effects {
+		if string(e.Args[0]) == store.SetStateCommand {
+			name := string(e.Args[1])
+			allowed, err := strconv.ParseInt(string(e.Args[len(e.Args)-2]), 10, 64)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, allowed, last[name], "%s journaled out of order", name)
+			last[name] = allowed
+		}
+	}
+
+	b := testutil.StartServer(t)
+	cb := b.Client(t, 2).Conn()
+	t.Cleanup(func() { _ = cb.Close() })
+	require.NoError(t, cb.Do(ctx, "DEBUG", "CLOCK", "SET", t0).Err())
+	replay(t, cb, effects)
+	ka, _ := dbState(t, admin, 0)
+	kb, _ := dbState(t, cb, 0)
+	require.Equal(t, ka, kb)
+	for _, name := range []string{"sw", "tb"} {
+		pa := admin.Do(ctx, "RATELIMIT.PEEK", name, "u").Val()
+		require.Equal(t, pa, cb.Do(ctx, "RATELIMIT.PEEK", name, "u").Val(), name)
+		require.Equal(t, limiterState(t, admin)[name]["total_allowed"], limiterState(t, cb)[name]["total_allowed"], name)
+	}
+}
