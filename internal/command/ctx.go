@@ -157,6 +157,9 @@ type Ctx struct {
 	locked    [8]*store.Shard
 	nlocked   int
 	moreLocks []*store.Shard
+	// lockLo, lockHi and lockN describe the shards locked through lockAt since the last
+	// UnlockAll, in global lock order, for the snapshot straddle check (settle).
+	lockLo, lockHi, lockN int
 	// allLocked is set when every shard is already held (MULTI/EXEC with a global command);
 	// self-locking helpers then skip their locks.
 	allLocked bool
@@ -249,6 +252,7 @@ func (c *Ctx) UnlockAll() {
 		c.moreLocks[i].Unlock()
 	}
 	c.moreLocks = c.moreLocks[:0]
+	c.lockN = 0
 }
 
 func (c *Ctx) pushLock(s *store.Shard) {

@@ -4,6 +4,7 @@ import (
 	mathbits "math/bits"
 	"sort"
 	"strings"
+	"time"
 	_ "unsafe" // for go:linkname
 
 	"github.com/hotkv/hotkv/internal/store"
@@ -152,12 +153,53 @@ func (c *Ctx) lockFor(cmd *Command) {
 		shards = append(shards, c.Store.ShardIndex(c.Args[i]))
 	}
 	sort.Ints(shards)
-	prev := -1
-	for _, s := range shards {
-		if s != prev {
-			c.LockShard(c.DB.Shard(s))
-			prev = s
+	for {
+		prev := -1
+		for _, s := range shards {
+			if s != prev {
+				c.lockAt(c.DB.ID, s)
+				prev = s
+			}
 		}
+		if c.settle() {
+			return
+		}
+	}
+}
+
+// lockAt locks shard of database db for a multi-shard command and records its place in the
+// global lock order, for settle.
+func (c *Ctx) lockAt(db, shard int) {
+	c.LockShard(c.Store.DB(db).Shard(shard))
+	g := db*c.DB.NumShards() + shard
+	if c.lockN == 0 || g < c.lockLo {
+		c.lockLo = g
+	}
+	if c.lockN == 0 || g > c.lockHi {
+		c.lockHi = g
+	}
+	c.lockN++
+}
+
+// settle keeps a multi-shard write out of a background snapshot's cut (store.SnapshotWalk):
+// if the walk has captured some but not all of the shards just locked, the write would be saved
+// half-applied, so settle releases the locks, waits until the walk has passed the highest of
+// them, and returns false for the caller to lock again. Single-shard writes never straddle.
+func (c *Ctx) settle() bool {
+	if c.lockN < 2 {
+		return true
+	}
+	walking, done := c.Store.SnapshotProgress()
+	if !walking || done <= c.lockLo || done > c.lockHi {
+		return true
+	}
+	hi := c.lockHi
+	c.UnlockAll()
+	for {
+		if walking, done = c.Store.SnapshotProgress(); !walking || done > hi {
+			return false
+		}
+		time.Sleep(20 * time.Microsecond)
 	}
 }
 
@@ -177,11 +219,16 @@ func (c *Ctx) lockRangeBitmap(cmd *Command) {
 		sh := c.Store.ShardIndex(c.Args[i])
 		set[sh>>6] |= 1 << (sh & 63)
 	}
-	for w, bits := range set {
-		for bits != 0 {
-			b := mathbits.TrailingZeros64(bits)
-			bits &= bits - 1
-			c.LockShard(c.DB.Shard(w<<6 + b))
+	for {
+		for w, bits := range set {
+			for bits != 0 {
+				b := mathbits.TrailingZeros64(bits)
+				bits &= bits - 1
+				c.lockAt(c.DB.ID, w<<6+b)
+			}
+		}
+		if c.settle() {
+			return
 		}
 	}
 }
@@ -189,12 +236,14 @@ func (c *Ctx) lockRangeBitmap(cmd *Command) {
 // LockAll locks every shard of every database, in order, for a global transaction; the
 // handlers that run meanwhile take no locks of their own.
 func (c *Ctx) LockAll() {
-	for i := 0; i < c.Store.NumDBs(); i++ {
-		db := c.Store.DB(i)
-		for j := 0; j < db.NumShards(); j++ {
-			s := db.Shard(j)
-			s.Lock()
-			c.pushLock(s)
+	for {
+		for i := 0; i < c.Store.NumDBs(); i++ {
+			for j := 0; j < c.Store.DB(i).NumShards(); j++ {
+				c.lockAt(i, j)
+			}
+		}
+		if c.settle() {
+			break
 		}
 	}
 	c.allLocked = true
@@ -213,15 +262,19 @@ func (c *Ctx) LockDBs(dbs ...int) {
 		return
 	}
 	sort.Ints(dbs)
-	prev := -1
-	for _, d := range dbs {
-		if d == prev {
-			continue
+	for {
+		prev := -1
+		for _, d := range dbs {
+			if d == prev {
+				continue
+			}
+			prev = d
+			for j := 0; j < c.Store.DB(d).NumShards(); j++ {
+				c.lockAt(d, j)
+			}
 		}
-		prev = d
-		db := c.Store.DB(d)
-		for j := 0; j < db.NumShards(); j++ {
-			c.LockShard(db.Shard(j))
+		if c.settle() {
+			return
 		}
 	}
 }
@@ -246,11 +299,16 @@ func (c *Ctx) LockKeysIn(db int, keys [][]byte, db2 int, keys2 [][]byte) {
 		}
 		return refs[i].shard < refs[j].shard
 	})
-	for i, r := range refs {
-		if i > 0 && r == refs[i-1] {
-			continue
+	for {
+		for i, r := range refs {
+			if i > 0 && r == refs[i-1] {
+				continue
+			}
+			c.lockAt(r.db, r.shard)
 		}
-		c.LockShard(c.Store.DB(r.db).Shard(r.shard))
+		if c.settle() {
+			return
+		}
 	}
 }
 

@@ -127,9 +127,14 @@ func execCommand(c *Ctx) {
 			}
 		}
 		sort.Ints(shards)
-		for i, s := range shards {
-			if i == 0 || s != shards[i-1] {
-				c.LockShard(c.DB.Shard(s))
+		for {
+			for i, s := range shards {
+				if i == 0 || s != shards[i-1] {
+					c.lockAt(c.DB.ID, s)
+				}
+			}
+			if c.settle() {
+				break
 			}
 		}
 		c.allLocked = true // the handlers below must not lock again

@@ -15,19 +15,15 @@ import (
 // The cut is per shard: each shard is captured as of the moment the walk locks it. A write
 // confined to one shard is therefore either wholly in the snapshot or wholly out of it.
 //
-// TODO(persist): multi-shard atomicity across a BGSAVE cut is NOT guaranteed yet. A write
-// that spans shards (RENAME, MSET, SMOVE, MOVE/COPY/SWAPDB across databases, EXEC touching
-// several shards) and runs while the walk is between its lowest and its highest shard is
-// captured half-applied: its change to the shards already walked is missing, its change to
-// the shards not yet walked is present. The fix belongs in the dispatcher (lockFor /
-// execCommand): after taking its locks, a multi-shard write reads SnapshotProgress; if a walk
-// is in progress and the cut lies in (lowest, highest] of its shards (in global order), it
-// must release its locks and wait until the walk has passed its highest shard
-// (SnapshotProgress reports done > highest, or no walk), then lock again. Writes wholly below
-// or wholly at/above the cut need not wait. Named limiters are walked after the keyspace, so
-// an EXEC mixing limiter commands and key writes needs the same treatment with the limiters
-// as one more "shard" after the last one. Until then, a snapshot taken by SAVE (every lock
-// held) or at shutdown is exact, and one taken by BGSAVE is exact per shard.
+// Multi-shard atomicity across a BGSAVE cut: a write that spans shards (RENAME, MSET,
+// MOVE/COPY/SWAPDB across databases, EXEC touching several shards) must never be captured
+// half-applied. The dispatcher guarantees it (command.Ctx's lock helpers): after taking its
+// locks, a multi-shard write reads SnapshotProgress, and if the cut lies in (lowest, highest]
+// of its shards it releases its locks, waits until the walk has passed its highest shard, and
+// locks again. Progress is published before a shard is unlocked, so a writer holding a shard
+// never mistakes a captured shard for an uncaptured one. Still open: named limiters are walked
+// after the keyspace without this protocol, so an EXEC mixing limiter commands and key writes
+// can be cut between the two (limiters take no shard locks).
 
 // snapshotIdle is SnapshotProgress's "no walk" value.
 const snapshotIdle = -1
@@ -72,11 +68,13 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 				ok = visit(db.ID, e)
 				return ok
 			})
+			idx++
+			// Publish progress before unlocking: a writer that locks this shard next must
+			// already see it as captured (the dispatcher's straddle check relies on it).
+			st.snapCut.Store(idx)
 			if !held {
 				s.Unlock()
 			}
-			idx++
-			st.snapCut.Store(idx)
 			if !ok {
 				return ErrWalkStopped
 			}
