@@ -29,6 +29,12 @@ func (t *Table) Exec(c *Ctx) {
 		return
 	}
 	if c.Client.multi.active && !runsInMulti(cmd) {
+		if cmd.Flags&FlagNoMulti != 0 || (cmd.parent != nil && cmd.parent.Flags&FlagNoMulti != 0) {
+			// Redis refuses these at queue time and the transaction then aborts.
+			c.Client.multi.dirty = true
+			c.Error(errNotInMulti)
+			return
+		}
 		c.enqueue(cmd)
 		return
 	}

@@ -43,8 +43,8 @@ func persistenceCommands() []*Command {
 // order, and writes the snapshot while holding them.
 func saveCommand(c *Ctx) {
 	if c.allLocked {
-		// Redis refuses SAVE in MULTI when it is queued; the dispatcher does not check
-		// no_multi at queue time yet, so EXEC refuses it here.
+		// The dispatcher refuses SAVE when it is queued (no_multi); this guards any other
+		// path that runs handlers with every lock held, where LockAll would deadlock.
 		c.Error(errNotInMulti)
 		return
 	}

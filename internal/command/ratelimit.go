@@ -335,14 +335,18 @@ func rateLimitCreateCommand(c *Ctx) {
 		}
 	}
 	l := &store.Limiter{Name: string(name), Algo: algo, Limit: limit, WindowMs: window, Rate: rate}
-	if !c.Store.Limiters.Create(l, c.Srv.RateLimitSettings().MaxLimiters) {
+	// CREATE is deterministic: journaled as given (spec §10), inside the registry lock so that
+	// no effect of the new limiter can precede it.
+	created := c.Store.Limiters.CreateThen(l, c.Srv.RateLimitSettings().MaxLimiters, func() {
+		if c.Store.Journal != nil {
+			c.Emit(-1, c.Args...)
+		}
+	})
+	if !created {
 		c.Error(errLimiterExists)
 		return
 	}
 	c.Dirty(1)
-	if c.Store.Journal != nil {
-		c.Emit(-1, c.Args...) // CREATE is deterministic: journaled as given (spec §10)
-	}
 	c.W.OK()
 }
 
@@ -432,14 +436,16 @@ func rateLimitStatsCommand(c *Ctx) {
 }
 
 func rateLimitDropCommand(c *Ctx) {
-	if !c.Store.Limiters.Drop(c.Args[1]) {
+	dropped := c.Store.Limiters.DropThen(c.Args[1], func() {
+		if c.Store.Journal != nil {
+			c.Emit(-1, c.Args...)
+		}
+	})
+	if !dropped {
 		c.Error(errNoLimiter)
 		return
 	}
 	c.Dirty(1)
-	if c.Store.Journal != nil {
-		c.Emit(-1, c.Args...)
-	}
 	c.W.OK()
 }
 

@@ -57,6 +57,10 @@ type limiterShard struct {
 	tat map[string]int64
 	// log holds sliding_window state.
 	log map[string]*ratelimit.Window
+	// dropped is set, under this shard's lock, when the limiter is dropped (DROP, FLUSHALL):
+	// a check that obtained the limiter just before then acts as on an unknown limiter, so no
+	// state effect can be journaled after the limiter's removal.
+	dropped bool
 	_   [40]byte
 }
 
@@ -100,6 +104,9 @@ func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool, 
 	s := l.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.dropped {
+		return Result{}, false // as an unknown limiter: [0,0,0,0,0]
+	}
 	var res Result
 	changed := false
 	if l.Algo == SlidingWindow {
@@ -328,25 +335,55 @@ func (ls *Limiters) Get(name []byte) *Limiter {
 
 // Create adds a limiter unless the name exists or maxLimiters are already defined.
 func (ls *Limiters) Create(l *Limiter, maxLimiters int64) bool {
+	return ls.CreateThen(l, maxLimiters, nil)
+}
+
+// CreateThen is Create that calls done, if the limiter was created, before any other client can
+// see it: RATELIMIT.CREATE journals its effect there, so no effect of the new limiter can
+// precede its creation in the journal.
+func (ls *Limiters) CreateThen(l *Limiter, maxLimiters int64, done func()) bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if _, dup := ls.byName[l.Name]; dup || int64(len(ls.byName)) >= maxLimiters {
 		return false
 	}
 	l.seed = maphash.MakeSeed()
+	if done != nil {
+		done()
+	}
 	ls.byName[l.Name] = l
 	return true
 }
 
 // Drop removes a limiter and reports whether it existed.
-func (ls *Limiters) Drop(name []byte) bool {
+func (ls *Limiters) Drop(name []byte) bool { return ls.DropThen(name, nil) }
+
+// DropThen removes a limiter, marks it dropped in every shard (so a check already holding it
+// journals nothing more), then calls done, which journals the removal: every state effect of
+// the limiter precedes its DROP in the journal.
+func (ls *Limiters) DropThen(name []byte, done func()) bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if _, ok := ls.byName[string(name)]; !ok {
+	l, ok := ls.byName[string(name)]
+	if !ok {
 		return false
 	}
 	delete(ls.byName, string(name))
+	l.markDropped()
+	if done != nil {
+		done()
+	}
 	return true
+}
+
+func (l *Limiter) markDropped() {
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		s.dropped = true
+		s.tat, s.log = nil, nil
+		s.mu.Unlock()
+	}
 }
 
 // Names lists every limiter name sorted bytewise (RATELIMIT.LIST).
@@ -371,6 +408,9 @@ func (ls *Limiters) Len() int {
 // Clear drops every limiter (FLUSHALL).
 func (ls *Limiters) Clear() {
 	ls.mu.Lock()
+	for _, l := range ls.byName {
+		l.markDropped()
+	}
 	ls.byName = map[string]*Limiter{}
 	ls.mu.Unlock()
 }

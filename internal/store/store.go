@@ -185,8 +185,8 @@ type Store struct {
 	// because it expired (lazily or actively); persistence and replication hook in here.
 	OnExpire func(db int, key string)
 
-	// Journal, when set, receives the effect of every write that supports journaling. It is
-	// nil when nothing consumes effects, and writers then skip building them entirely.
+	// Journal, when set, receives the effect of every write (internal/command/effects.go lists
+	// them). It is nil when nothing consumes effects, and writers then skip building them.
 	Journal Journal
 
 	// Limiters are the named RATELIMIT limiters. They belong to the dataset (snapshots hold
