@@ -57,23 +57,45 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 	}
 	defer st.snapCut.Store(snapshotIdle)
 	idx := int64(0)
+	// Without every lock held (BGSAVE), a shard's live entries are copied out under its lock
+	// and encoded after it is released: copying costs a small fraction of encoding, so
+	// commands on the shard wait for the copy only (raw string bytes are cloned, since
+	// APPEND and SETRANGE change them in place; keys are immutable and shared).
+	var scratch []Entry
 	for _, db := range st.dbs {
 		for j := range db.shards {
 			s := &db.shards[j]
-			if !held {
-				s.Lock()
-			}
 			ok := true
-			s.Each(now, func(e *Entry) bool {
-				ok = visit(db.ID, e)
-				return ok
-			})
-			idx++
-			// Publish progress before unlocking: a writer that locks this shard next must
-			// already see it as captured (the dispatcher's straddle check relies on it).
-			st.snapCut.Store(idx)
-			if !held {
+			if held {
+				s.Each(now, func(e *Entry) bool {
+					ok = visit(db.ID, e)
+					return ok
+				})
+				idx++
+				st.snapCut.Store(idx)
+			} else {
+				s.Lock()
+				scratch = scratch[:0]
+				s.Each(now, func(e *Entry) bool {
+					c := Entry{key: e.key, expireAt: e.expireAt, Val: e.Val}
+					if b := e.Val.Bytes(); b != nil {
+						c.Val.SetBytes(append([]byte(nil), b...))
+						c.Val.Raw = e.Val.Raw
+					}
+					scratch = append(scratch, c)
+					return true
+				})
+				idx++
+				// Publish progress before unlocking: a writer that locks this shard next
+				// must already see it as captured (the dispatcher's straddle check).
+				st.snapCut.Store(idx)
 				s.Unlock()
+				for i := range scratch {
+					if ok = visit(db.ID, &scratch[i]); !ok {
+						break
+					}
+				}
+				clear(scratch)
 			}
 			if !ok {
 				return ErrWalkStopped
