@@ -30,10 +30,11 @@ test:
 setup:
 	bash scripts/setup.sh
 
-## fuzz: fuzz the RESP reader and the snapshot decoder for FUZZTIME each (default 30s)
+## fuzz: fuzz the RESP reader, the snapshot decoder and the log reader for FUZZTIME each (default 30s)
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/resp/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/persist/
+	$(GO) test -run='^$$' -fuzz='^FuzzLogReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/persist/
 
 ## stress-expiry: KEYS (default 1M) keys with a TTL (default 1s), HotKV vs Redis; not in `make test`
 stress-expiry:

@@ -42,8 +42,10 @@ rc=0
 wait "$pid" || rc=$?
 expect 0 "$rc" "exit status after SIGTERM"
 expect 1 "$(grep -c 'ready to exit' "$tmp/log")" "'ready to exit' logged"
-# The default save points make SIGTERM write a snapshot, which the next start loads.
+# The default save points make SIGTERM write a snapshot; the append-only log (on by default) is
+# what the next start loads.
 expect yes "$([ -s "$tmp/dump.hkv" ] && echo yes || echo no)" "snapshot written on SIGTERM"
+expect yes "$([ -s "$tmp/appendonlydir/appendonly.hkvl.manifest" ] && echo yes || echo no)" "append-only log manifest written"
 "$bin" --port "$port" --bind 127.0.0.1 --dir "$tmp" >"$tmp/log2" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ "$(cli PING 2>/dev/null)" = PONG ] && break; sleep 0.1; done

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check CI runs (`make test`, `.ci/run`): setup, gofmt, go vet, the whole Go suite
-# under the race detector, bounded fuzz runs of the RESP reader and the snapshot decoder, and the
-# redis-cli smoke test.
+# under the race detector, bounded fuzz runs of the RESP reader, the snapshot decoder and the
+# append-only log reader, and the redis-cli smoke test.
 # Every step runs even after a failure; the script prints each step's summary and exits
-# non-zero if any step failed. FUZZTIME (default 20s) and SNAPSHOT_FUZZTIME (default 10s) set
-# the fuzzing budgets.
+# non-zero if any step failed. FUZZTIME (default 20s) and SNAPSHOT_FUZZTIME (default 10s, for the
+# snapshot decoder and the log reader each) set the fuzzing budgets.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +57,14 @@ fuzz_reader() {
 	return "$rc"
 }
 
+fuzz_log() {
+	go test -run='^$' -fuzz='^FuzzLogReader$' -fuzztime="$SNAPSHOT_FUZZTIME" -fuzzminimizetime=5s ./internal/persist/ 2>&1 |
+		tee "$log/fuzz-log" | grep -vE '^fuzz: elapsed: [0-9]+s,'
+	local rc=${PIPESTATUS[0]}
+	echo "--- fuzz summary: $(grep -E '^fuzz: elapsed' "$log/fuzz-log" | tail -n 1)"
+	return "$rc"
+}
+
 fuzz_snapshot() {
 	go test -run='^$' -fuzz='^FuzzDecode$' -fuzztime="$SNAPSHOT_FUZZTIME" -fuzzminimizetime=5s ./internal/persist/ 2>&1 |
 		tee "$log/fuzz-snapshot" | grep -vE '^fuzz: elapsed: [0-9]+s,'
@@ -82,6 +90,7 @@ step vet go vet ./...
 step go-test go_tests
 step fuzz fuzz_reader
 step fuzz-snap fuzz_snapshot
+step fuzz-log fuzz_log
 step smoke smoke
 
 echo

@@ -31,12 +31,67 @@ type restarter struct {
 	args  []string
 	s     *testutil.Server
 	c     *redis.Client
+	// stop is how restart shuts the server down: command.ShutdownSave (newRestarter), or
+	// ShutdownNoSave when the append-only log alone must carry the data.
+	stop int
 }
 
 func newRestarter(t *testing.T, proto int, args ...string) *restarter {
 	t.Helper()
-	r := &restarter{t: t, proto: proto, dir: t.TempDir(), args: args}
+	r := &restarter{t: t, proto: proto, dir: t.TempDir(), args: args, stop: command.ShutdownSave}
 	r.start(0)
+	return r
+}
+
+// restartMode is how a restart test keeps its data across the restart.
+type restartMode struct {
+	args []string
+	stop int
+	// lagDenials: total_denied may come back lower (the log has no effect for denials).
+	lagDenials bool
+}
+
+// limiterTotals is a named limiter's total_denied.
+func limiterTotals(t *testing.T, c *redis.Client, name string) int64 {
+	t.Helper()
+	v, err := c.Do(ctx, "RATELIMIT.STATS", name).Result()
+	require.NoError(t, err)
+	var flat []any
+	switch x := v.(type) {
+	case []any:
+		flat = x
+	case map[any]any:
+		for k, val := range x {
+			flat = append(flat, k, val)
+		}
+	}
+	for i := 0; i+1 < len(flat); i += 2 {
+		if flat[i] == "total_denied" {
+			return flat[i+1].(int64)
+		}
+	}
+	t.Fatalf("no total_denied in %v", v)
+	return 0
+}
+
+func atoi(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	return n
+}
+
+var (
+	// restartBySnapshot: SHUTDOWN SAVE writes the snapshot, which the next start loads.
+	restartBySnapshot = restartMode{stop: command.ShutdownSave}
+	// restartByAOF: no snapshot is ever written; the append-only log alone carries the data.
+	restartByAOF = restartMode{args: []string{"--appendonly", "yes", "--save", ""}, stop: command.ShutdownNoSave, lagDenials: true}
+)
+
+func newRestarterFor(t *testing.T, proto int, m restartMode) *restarter {
+	t.Helper()
+	r := newRestarter(t, proto, m.args...)
+	r.stop = m.stop
 	return r
 }
 
@@ -47,12 +102,12 @@ func (r *restarter) start(clockMs int64) {
 	r.s, r.c = s, s.Client(r.t, r.proto)
 }
 
-// restart stops the server as SHUTDOWN SAVE does and starts a new one on the same dir with its
-// clock frozen at clockMs (0: running) before it loads the snapshot.
+// restart stops the server as SHUTDOWN SAVE does (or as r.stop says) and starts a new one on
+// the same dir with its clock frozen at clockMs (0: running) before it loads its data.
 func (r *restarter) restart(clockMs int64) {
 	r.t.Helper()
 	_ = r.c.Close()
-	r.s.Stop(r.t, command.ShutdownSave)
+	r.s.Stop(r.t, r.stop)
 	r.start(clockMs)
 }
 
@@ -178,17 +233,35 @@ func TestSnapshotRestartKeepsStringsAndTTLs(t *testing.T) {
 // runRestartingEveryRow runs a vector table, restarting the server (SHUTDOWN SAVE, then a new
 // server frozen at the row's time) after every row: each reply must still be the spec's, so
 // the state after a restart continues the sequence exactly.
-func runRestartingEveryRow(t *testing.T, named bool, blocks []rlBlock) {
+func runRestartingEveryRow(t *testing.T, named bool, blocks []rlBlock, mode restartMode) {
 	for _, b := range blocks {
 		t.Run(b.name, func(t *testing.T) {
 			protos(t, func(t *testing.T, proto int) {
-				r := newRestarter(t, proto)
+				r := newRestarterFor(t, proto, mode)
 				id := b.name
 				for _, s := range b.steps {
 					if s.id != "" {
 						id = s.id
 					}
-					rlRun(t, r.c, named, id+" (restarted after every row)", s.at, s.cmd, s.want)
+					want, maxDenied := s.want, ""
+					if mode.lagDenials && strings.HasPrefix(s.cmd, "STATS ") {
+						// Denials journal nothing (spec §10): total_denied comes back as of the
+						// last allowed call, at most what it was.
+						var keep []string
+						for _, f := range strings.Fields(want) {
+							if v, ok := strings.CutPrefix(f, "total_denied="); ok {
+								maxDenied = v
+							} else {
+								keep = append(keep, f)
+							}
+						}
+						want = strings.Join(keep, " ")
+					}
+					rlRun(t, r.c, named, id+" (restarted after every row)", s.at, s.cmd, want)
+					if maxDenied != "" {
+						got := limiterTotals(t, r.c, strings.Fields(s.cmd)[1])
+						require.LessOrEqual(t, got, atoi(t, maxDenied), "%s: total_denied", id)
+					}
 					r.restart(testutil.T0 + s.at)
 				}
 			})
@@ -196,133 +269,139 @@ func runRestartingEveryRow(t *testing.T, named bool, blocks []rlBlock) {
 	}
 }
 
+// gcraRestartBlocks are spec sequences that a restart after every row must continue exactly.
+var gcraRestartBlocks = []rlBlock{
+	{"V1-V3c", []rlStep{
+		{"V1", 0, "GCRA.LIMIT k 60000 10", "[0,10,9,-1,6000]"},
+		{"", 0, "PTTL k", "6000"},
+		{"", 0, "GET k", `"1700000006000000000"`},
+		{"V2", 0, "GCRA.LIMIT k 60000 10", "[0,10,8,-1,12000]"},
+		{"V3", 0, "GCRA.LIMIT k 60000 10 10", "[1,10,0,12000,12000]"},
+		{"", 0, "GET k", `"1700000012000000000"`},
+		{"", 0, "PTTL k", "12000"},
+		{"V3b", 11999, "GCRA.LIMIT k 60000 10 10", "[1,10,0,1,1]"},
+		{"V3c", 12000, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
+	}},
+	{"V5-V5b", []rlStep{
+		{"V5", 0, "GCRA.LIMIT k 60000 10", "[0,10,9,-1,6000]"},
+		{"", 1, "GCRA.LIMIT k 60000 10", "[0,10,8,-1,11999]"},
+		{"", 2, "GCRA.LIMIT k 60000 10", "[0,10,7,-1,17998]"},
+		{"", 3, "GCRA.LIMIT k 60000 10", "[0,10,6,-1,23997]"},
+		{"", 4, "GCRA.LIMIT k 60000 10", "[0,10,5,-1,29996]"},
+		{"", 5, "GCRA.LIMIT k 60000 10", "[0,10,4,-1,35995]"},
+		{"", 6, "GCRA.LIMIT k 60000 10", "[0,10,3,-1,41994]"},
+		{"", 7, "GCRA.LIMIT k 60000 10", "[0,10,2,-1,47993]"},
+		{"", 8, "GCRA.LIMIT k 60000 10", "[0,10,1,-1,53992]"},
+		{"", 9, "GCRA.LIMIT k 60000 10", "[0,10,0,-1,59991]"},
+		{"V5b", 10, "GCRA.LIMIT k 60000 10", "[1,10,0,5990,59990]"},
+	}},
+	{"V6", []rlStep{
+		{"V6", 0, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
+		{"V6b", 5999, "GCRA.LIMIT k 60000 10", "[1,10,0,1,54001]"},
+		{"V6c", 6000, "GCRA.LIMIT k 60000 10", "[0,10,0,-1,60000]"},
+		{"V6d", 6000, "GCRA.LIMIT k 60000 10", "[1,10,0,6000,60000]"},
+		{"V6e", 18000, "GCRA.LIMIT k 60000 10 2", "[0,10,0,-1,60000]"},
+		{"V6f", 30000, "GCRA.LIMIT k 60000 10 3", "[1,10,0,6000,48000]"},
+	}},
+	{"V7", []rlStep{
+		{"V7", 0, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
+		{"", 0, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,60000]"},
+		{"V7b", 30000, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,30000]"},
+		{"", 60000, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,0]"},
+		{"", 60001, "EXISTS k", "0"},
+	}},
+	{"C1 (redis-cell)", []rlStep{
+		{"C1.0", 0, "CL.THROTTLE k 4 1 1 6", "[1,5,5,-1,0]"},
+		{"C1.1", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,4,-1,1]"},
+		{"C1.2", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,3,-1,2]"},
+		{"C1.3", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,2,-1,3]"},
+		{"C1.4", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,1,-1,4]"},
+		{"C1.5", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,0,-1,5]"},
+		{"C1.6", 0, "CL.THROTTLE k 4 1 1 1", "[1,5,0,1,5]"},
+		{"C1.7", 3000, "CL.THROTTLE k 4 1 1 1", "[0,5,2,-1,3]"},
+		{"C1.8", 3100, "CL.THROTTLE k 4 1 1 1", "[0,5,1,-1,4]"},
+		{"C1.9", 4000, "CL.THROTTLE k 4 1 1 1", "[0,5,1,-1,4]"},
+		{"C1.10", 8000, "CL.THROTTLE k 4 1 1 1", "[0,5,4,-1,1]"},
+		{"C1.11", 9500, "CL.THROTTLE k 4 1 1 1", "[0,5,4,-1,1]"},
+		{"", 9500, "PTTL k", "1000"},
+		{"C1.12", 9500, "CL.THROTTLE k 4 1 1 0", "[0,5,4,-1,1]"},
+		{"", 9500, "PTTL k", "1000"},
+		{"", 9500, "GET k", `"1700000010500000000"`},
+		{"C1.13", 9500, "CL.THROTTLE k 4 1 1 2", "[0,5,2,-1,3]"},
+		{"C1.14", 9500, "CL.THROTTLE k 4 1 1 5", "[1,5,2,3,3]"},
+		{"C1.15", 15000, "CL.THROTTLE k 4 1 1 6", "[1,5,5,-1,0]"},
+	}},
+}
+
 func TestSnapshotRestartContinuesGCRAVectors(t *testing.T) {
-	runRestartingEveryRow(t, false, []rlBlock{
-		{"V1-V3c", []rlStep{
-			{"V1", 0, "GCRA.LIMIT k 60000 10", "[0,10,9,-1,6000]"},
-			{"", 0, "PTTL k", "6000"},
-			{"", 0, "GET k", `"1700000006000000000"`},
-			{"V2", 0, "GCRA.LIMIT k 60000 10", "[0,10,8,-1,12000]"},
-			{"V3", 0, "GCRA.LIMIT k 60000 10 10", "[1,10,0,12000,12000]"},
-			{"", 0, "GET k", `"1700000012000000000"`},
-			{"", 0, "PTTL k", "12000"},
-			{"V3b", 11999, "GCRA.LIMIT k 60000 10 10", "[1,10,0,1,1]"},
-			{"V3c", 12000, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
-		}},
-		{"V5-V5b", []rlStep{
-			{"V5", 0, "GCRA.LIMIT k 60000 10", "[0,10,9,-1,6000]"},
-			{"", 1, "GCRA.LIMIT k 60000 10", "[0,10,8,-1,11999]"},
-			{"", 2, "GCRA.LIMIT k 60000 10", "[0,10,7,-1,17998]"},
-			{"", 3, "GCRA.LIMIT k 60000 10", "[0,10,6,-1,23997]"},
-			{"", 4, "GCRA.LIMIT k 60000 10", "[0,10,5,-1,29996]"},
-			{"", 5, "GCRA.LIMIT k 60000 10", "[0,10,4,-1,35995]"},
-			{"", 6, "GCRA.LIMIT k 60000 10", "[0,10,3,-1,41994]"},
-			{"", 7, "GCRA.LIMIT k 60000 10", "[0,10,2,-1,47993]"},
-			{"", 8, "GCRA.LIMIT k 60000 10", "[0,10,1,-1,53992]"},
-			{"", 9, "GCRA.LIMIT k 60000 10", "[0,10,0,-1,59991]"},
-			{"V5b", 10, "GCRA.LIMIT k 60000 10", "[1,10,0,5990,59990]"},
-		}},
-		{"V6", []rlStep{
-			{"V6", 0, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
-			{"V6b", 5999, "GCRA.LIMIT k 60000 10", "[1,10,0,1,54001]"},
-			{"V6c", 6000, "GCRA.LIMIT k 60000 10", "[0,10,0,-1,60000]"},
-			{"V6d", 6000, "GCRA.LIMIT k 60000 10", "[1,10,0,6000,60000]"},
-			{"V6e", 18000, "GCRA.LIMIT k 60000 10 2", "[0,10,0,-1,60000]"},
-			{"V6f", 30000, "GCRA.LIMIT k 60000 10 3", "[1,10,0,6000,48000]"},
-		}},
-		{"V7", []rlStep{
-			{"V7", 0, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
-			{"", 0, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,60000]"},
-			{"V7b", 30000, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,30000]"},
-			{"", 60000, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,0]"},
-			{"", 60001, "EXISTS k", "0"},
-		}},
-		{"C1 (redis-cell)", []rlStep{
-			{"C1.0", 0, "CL.THROTTLE k 4 1 1 6", "[1,5,5,-1,0]"},
-			{"C1.1", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,4,-1,1]"},
-			{"C1.2", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,3,-1,2]"},
-			{"C1.3", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,2,-1,3]"},
-			{"C1.4", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,1,-1,4]"},
-			{"C1.5", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,0,-1,5]"},
-			{"C1.6", 0, "CL.THROTTLE k 4 1 1 1", "[1,5,0,1,5]"},
-			{"C1.7", 3000, "CL.THROTTLE k 4 1 1 1", "[0,5,2,-1,3]"},
-			{"C1.8", 3100, "CL.THROTTLE k 4 1 1 1", "[0,5,1,-1,4]"},
-			{"C1.9", 4000, "CL.THROTTLE k 4 1 1 1", "[0,5,1,-1,4]"},
-			{"C1.10", 8000, "CL.THROTTLE k 4 1 1 1", "[0,5,4,-1,1]"},
-			{"C1.11", 9500, "CL.THROTTLE k 4 1 1 1", "[0,5,4,-1,1]"},
-			{"", 9500, "PTTL k", "1000"},
-			{"C1.12", 9500, "CL.THROTTLE k 4 1 1 0", "[0,5,4,-1,1]"},
-			{"", 9500, "PTTL k", "1000"},
-			{"", 9500, "GET k", `"1700000010500000000"`},
-			{"C1.13", 9500, "CL.THROTTLE k 4 1 1 2", "[0,5,2,-1,3]"},
-			{"C1.14", 9500, "CL.THROTTLE k 4 1 1 5", "[1,5,2,3,3]"},
-			{"C1.15", 15000, "CL.THROTTLE k 4 1 1 6", "[1,5,5,-1,0]"},
-		}},
-	})
+	runRestartingEveryRow(t, false, gcraRestartBlocks, restartBySnapshot)
+}
+
+// limiterRestartBlocks are spec sequences that a restart after every row must continue exactly.
+var limiterRestartBlocks = []rlBlock{
+	{"L2 sliding_window", []rlStep{
+		{"L2", 0, "CREATE a 3 1000", "OK"},
+		{"", 0, "CHECK a u", "[1,2,0,3,0]"},
+		{"", 100, "CHECK a u", "[1,1,0,3,1]"},
+		{"", 200, "CHECK a u", "[1,0,0,3,2]"},
+		{"", 300, "CHECK a u", "[0,0,700,3,3]"},
+		{"", 300, "PEEK a u", "[0,0,700,3,3]"},
+		{"", 999, "CHECK a u", "[0,0,1,3,3]"},
+		{"", 1000, "CHECK a u", "[1,0,0,3,2]"},
+		{"", 1000, "CHECK a u", "[0,0,100,3,3]"},
+		{"", 1100, "CHECK a u", "[1,0,0,3,2]"},
+		{"", 1100, "STATS a", "unique_keys=1 total_allowed=5 total_denied=3"},
+		{"", 2200, "STATS a", "unique_keys=0 total_allowed=5 total_denied=3"},
+	}},
+	{"L4 sliding_window costs", []rlStep{
+		{"L4", 0, "CREATE c 10 1000", "OK"},
+		{"", 0, "CHECK c u COST 4", "[1,6,0,10,0]"},
+		{"", 200, "CHECK c u COST 4", "[1,2,0,10,4]"},
+		{"", 400, "CHECK c u COST 4", "[0,2,600,10,8]"},
+		{"", 400, "CHECK c u COST 2", "[1,0,0,10,8]"},
+		{"", 500, "CHECK c u COST 3", "[0,0,500,10,10]"},
+		{"", 1000, "CHECK c u COST 3", "[1,1,0,10,6]"},
+		{"", 1000, "PEEK c u", "[1,1,0,10,9]"},
+	}},
+	{"L6 token_bucket", []rlStep{
+		{"L6", 0, "CREATE uploads 20 4000 ALGO token_bucket REFILL 5", "OK"},
+		{"", 0, "CHECK uploads u COST 20", "[1,0,0,20,0]"},
+		{"", 0, "CHECK uploads u", "[0,0,200,20,20]"},
+		{"", 199, "PEEK uploads u", "[0,0,1,20,20]"},
+		{"", 200, "CHECK uploads u", "[1,0,0,20,19]"},
+		{"", 200, "CHECK uploads u", "[0,0,200,20,20]"},
+		{"", 1000, "CHECK uploads u COST 5", "[0,4,200,20,16]"},
+		{"", 1000, "CHECK uploads u COST 21", "[0,4,-1,20,16]"},
+		{"", 1000, "STATS uploads", "name=uploads algo=token_bucket limit=20 window_ms=4000 unique_keys=1 total_allowed=21 total_denied=28 refill_per_sec=5"},
+		{"8.8", 4199, "STATS uploads", "unique_keys=1"},
+		{"", 5000, "RESET uploads u", "0"},
+		{"", 5000, "STATS uploads", "unique_keys=0 total_allowed=21 total_denied=28"},
+	}},
+	{"L8 leaky_bucket", []rlStep{
+		{"L8", 0, "CREATE t 3 1000 ALGO leaky_bucket", "OK"},
+		{"", 0, "CHECK t u", "[1,2,0,3,0]"},
+		{"", 0, "CHECK t u", "[1,1,0,3,1]"},
+		{"", 0, "CHECK t u", "[1,0,0,3,2]"},
+		{"", 0, "CHECK t u", "[0,0,334,3,3]"},
+		{"", 333, "CHECK t u", "[0,0,1,3,3]"},
+		{"", 334, "CHECK t u", "[1,0,0,3,2]"},
+		{"", 334, "PEEK t u", "[0,0,333,3,3]"},
+		{"", 334, "STATS t", "algo=leaky_bucket total_allowed=4 total_denied=2 drain_per_sec=3"},
+	}},
+	{"L9 fractional refill", []rlStep{
+		{"L9", 0, "CREATE h 2 1000 ALGO token_bucket REFILL 0.5", "OK"},
+		{"", 0, "CHECK h u COST 2", "[1,0,0,2,0]"},
+		{"", 0, "CHECK h u", "[0,0,2000,2,2]"},
+		{"", 1999, "CHECK h u", "[0,0,1,2,2]"},
+		{"", 2000, "CHECK h u", "[1,0,0,2,1]"},
+		{"", 2000, "PEEK h u", "[0,0,2000,2,2]"},
+		{"", 2000, "STATS h", "refill_per_sec=0.5"},
+		{"", 2000, "LIST", `["h"]`},
+	}},
 }
 
 func TestSnapshotRestartContinuesNamedLimiters(t *testing.T) {
-	runRestartingEveryRow(t, true, []rlBlock{
-		{"L2 sliding_window", []rlStep{
-			{"L2", 0, "CREATE a 3 1000", "OK"},
-			{"", 0, "CHECK a u", "[1,2,0,3,0]"},
-			{"", 100, "CHECK a u", "[1,1,0,3,1]"},
-			{"", 200, "CHECK a u", "[1,0,0,3,2]"},
-			{"", 300, "CHECK a u", "[0,0,700,3,3]"},
-			{"", 300, "PEEK a u", "[0,0,700,3,3]"},
-			{"", 999, "CHECK a u", "[0,0,1,3,3]"},
-			{"", 1000, "CHECK a u", "[1,0,0,3,2]"},
-			{"", 1000, "CHECK a u", "[0,0,100,3,3]"},
-			{"", 1100, "CHECK a u", "[1,0,0,3,2]"},
-			{"", 1100, "STATS a", "unique_keys=1 total_allowed=5 total_denied=3"},
-			{"", 2200, "STATS a", "unique_keys=0 total_allowed=5 total_denied=3"},
-		}},
-		{"L4 sliding_window costs", []rlStep{
-			{"L4", 0, "CREATE c 10 1000", "OK"},
-			{"", 0, "CHECK c u COST 4", "[1,6,0,10,0]"},
-			{"", 200, "CHECK c u COST 4", "[1,2,0,10,4]"},
-			{"", 400, "CHECK c u COST 4", "[0,2,600,10,8]"},
-			{"", 400, "CHECK c u COST 2", "[1,0,0,10,8]"},
-			{"", 500, "CHECK c u COST 3", "[0,0,500,10,10]"},
-			{"", 1000, "CHECK c u COST 3", "[1,1,0,10,6]"},
-			{"", 1000, "PEEK c u", "[1,1,0,10,9]"},
-		}},
-		{"L6 token_bucket", []rlStep{
-			{"L6", 0, "CREATE uploads 20 4000 ALGO token_bucket REFILL 5", "OK"},
-			{"", 0, "CHECK uploads u COST 20", "[1,0,0,20,0]"},
-			{"", 0, "CHECK uploads u", "[0,0,200,20,20]"},
-			{"", 199, "PEEK uploads u", "[0,0,1,20,20]"},
-			{"", 200, "CHECK uploads u", "[1,0,0,20,19]"},
-			{"", 200, "CHECK uploads u", "[0,0,200,20,20]"},
-			{"", 1000, "CHECK uploads u COST 5", "[0,4,200,20,16]"},
-			{"", 1000, "CHECK uploads u COST 21", "[0,4,-1,20,16]"},
-			{"", 1000, "STATS uploads", "name=uploads algo=token_bucket limit=20 window_ms=4000 unique_keys=1 total_allowed=21 total_denied=28 refill_per_sec=5"},
-			{"8.8", 4199, "STATS uploads", "unique_keys=1"},
-			{"", 5000, "RESET uploads u", "0"},
-			{"", 5000, "STATS uploads", "unique_keys=0 total_allowed=21 total_denied=28"},
-		}},
-		{"L8 leaky_bucket", []rlStep{
-			{"L8", 0, "CREATE t 3 1000 ALGO leaky_bucket", "OK"},
-			{"", 0, "CHECK t u", "[1,2,0,3,0]"},
-			{"", 0, "CHECK t u", "[1,1,0,3,1]"},
-			{"", 0, "CHECK t u", "[1,0,0,3,2]"},
-			{"", 0, "CHECK t u", "[0,0,334,3,3]"},
-			{"", 333, "CHECK t u", "[0,0,1,3,3]"},
-			{"", 334, "CHECK t u", "[1,0,0,3,2]"},
-			{"", 334, "PEEK t u", "[0,0,333,3,3]"},
-			{"", 334, "STATS t", "algo=leaky_bucket total_allowed=4 total_denied=2 drain_per_sec=3"},
-		}},
-		{"L9 fractional refill", []rlStep{
-			{"L9", 0, "CREATE h 2 1000 ALGO token_bucket REFILL 0.5", "OK"},
-			{"", 0, "CHECK h u COST 2", "[1,0,0,2,0]"},
-			{"", 0, "CHECK h u", "[0,0,2000,2,2]"},
-			{"", 1999, "CHECK h u", "[0,0,1,2,2]"},
-			{"", 2000, "CHECK h u", "[1,0,0,2,1]"},
-			{"", 2000, "PEEK h u", "[0,0,2000,2,2]"},
-			{"", 2000, "STATS h", "refill_per_sec=0.5"},
-			{"", 2000, "LIST", `["h"]`},
-		}},
-	})
+	runRestartingEveryRow(t, true, limiterRestartBlocks, restartBySnapshot)
 }
 
 // TestSnapshotRestartLimitersAtScale saves many limiter keys of every algorithm and checks that

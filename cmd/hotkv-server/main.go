@@ -25,8 +25,15 @@ func run(argv []string) int {
 		return 0
 	}
 	if len(argv) == 1 && (argv[0] == "-h" || argv[0] == "--help") {
-		fmt.Println("Usage: hotkv-server [/path/to/hotkv.conf] [--name value ...]\n\nEvery directive of docs/config.md is accepted as --name value.")
+		fmt.Println("Usage: hotkv-server [/path/to/hotkv.conf] [--name value ...]\n" +
+			"       hotkv-server --check-aof <dir-or-file> [--fix]\n\n" +
+			"Every directive of docs/config.md is accepted as --name value. --check-aof verifies an\n" +
+			"append-only log (its directory, the dir holding appendonlydir, a manifest or a segment);\n" +
+			"--fix cuts a torn last frame off. See docs/persistence.md.")
 		return 0
+	}
+	if len(argv) > 0 && argv[0] == "--check-aof" {
+		return checkAOF(argv[1:])
 	}
 	cfg, err := config.Load(config.Directives(), argv)
 	if err != nil {
@@ -94,4 +101,22 @@ func waitForShutdown(srv *server.Server, sig <-chan os.Signal, logger *slog.Logg
 			return true
 		}
 	}
+}
+
+// checkAOF runs `hotkv-server --check-aof <path> [--fix]` (the flag may also come first).
+func checkAOF(args []string) int {
+	fix := false
+	var paths []string
+	for _, a := range args {
+		if a == "--fix" {
+			fix = true
+		} else {
+			paths = append(paths, a)
+		}
+	}
+	if len(paths) != 1 {
+		fmt.Fprintln(os.Stderr, "Usage: hotkv-server --check-aof <dir-or-file> [--fix]")
+		return 1
+	}
+	return server.CheckAOF(os.Stdout, paths[0], fix)
 }

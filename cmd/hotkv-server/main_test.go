@@ -503,10 +503,10 @@ func writeFile(t *testing.T, dir, name, content string) {
 
 // TestSnapshotSurvivesSIGTERM: with save points configured (the default), SIGTERM writes the
 // snapshot before exiting, and the next start in the same dir loads it, keys, TTLs and named
-// limiters included.
+// limiters included. The append-only log is off: it would be what the start loads.
 func TestSnapshotSurvivesSIGTERM(t *testing.T) {
 	dir := t.TempDir()
-	p := startServer(t, dir, "--enable-debug-command", "yes")
+	p := startServer(t, dir, "--enable-debug-command", "yes", "--appendonly", "no")
 	r := p.raw(t)
 	// A time ahead of the wall clock: the snapshot's time floor, so the restarted server can
 	// be frozen at it again (the binary loads at its own clock, so keys must be live then).
@@ -539,7 +539,7 @@ func TestSnapshotSurvivesSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p2 := startServer(t, dir, "--enable-debug-command", "yes")
+	p2 := startServer(t, dir, "--enable-debug-command", "yes", "--appendonly", "no")
 	r2 := p2.raw(t)
 	for _, tc := range []struct {
 		cmd  []string
@@ -580,7 +580,7 @@ func TestNoSnapshotOnSIGTERMWithoutSavePoints(t *testing.T) {
 // a message naming the file and the offset of the damage.
 func TestCorruptSnapshotStopsTheBinary(t *testing.T) {
 	dir := t.TempDir()
-	p := startServer(t, dir)
+	p := startServer(t, dir, "--appendonly", "no")
 	r := p.raw(t)
 	r.Do("SET", "k", strings.Repeat("v", 1000))
 	if got := r.Do("SAVE"); got != "+OK\r\n" {
@@ -597,7 +597,7 @@ func TestCorruptSnapshotStopsTheBinary(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out := runToExit(t, dir, "--port", strconv.Itoa(freePort(t)))
+	code, out := runToExit(t, dir, "--port", strconv.Itoa(freePort(t)), "--appendonly", "no")
 	if code != 1 {
 		t.Fatalf("exit %d with a corrupt snapshot, want 1:\n%s", code, out)
 	}

@@ -93,12 +93,30 @@ func cloneArgs(args [][]byte) [][]byte {
 }
 
 // journal is where the current command's effects go: the EXEC's block while one runs,
-// otherwise the store's journal; nil when nothing consumes effects.
+// otherwise the store's journal; nil when nothing consumes effects. Every effect appended
+// through it is stamped with the command time, c.Now (store.Effect.Time), including those the
+// store journals itself (store.Limiter.Check and Reset).
 func (c *Ctx) journal() store.Journal {
-	if c.tx != nil {
-		return c.tx
+	if c.tx == nil && c.Store.Journal == nil {
+		return nil
 	}
-	return c.Store.Journal
+	return (*stamper)(c) // a pointer conversion: no allocation
+}
+
+// stamper is the Ctx seen as the journal of its command: it stamps effects with c.Now.
+type stamper Ctx
+
+// Append implements store.Journal.
+func (s *stamper) Append(e store.Effect) {
+	c := (*Ctx)(s)
+	if e.Time == 0 {
+		e.Time = c.Now
+	}
+	if c.tx != nil {
+		c.tx.Append(e)
+		return
+	}
+	c.Store.Journal.Append(e)
 }
 
 // skipEffect tells the dispatcher that the command's change has no effect to journal: it
@@ -155,6 +173,8 @@ type txJournal struct {
 	pending []store.Effect
 	open    bool
 	db      int
+	// time is the EXEC's command time once the block is open, for its MULTI and EXEC.
+	time int64
 }
 
 // unguarded reports whether e changes state that the EXEC's shard locks do not protect.
@@ -170,12 +190,12 @@ func (t *txJournal) Append(e store.Effect) {
 	case !unguarded(e):
 		t.pending = append(t.pending, e)
 	default:
-		t.db = e.DB
+		t.db, t.time = e.DB, e.Time
 		if len(t.pending) > 0 {
 			t.db = t.pending[0].DB
 		}
 		t.open = true
-		t.out.Append(store.Effect{DB: t.db, Args: [][]byte{[]byte("MULTI")}})
+		t.out.Append(store.Effect{DB: t.db, Args: [][]byte{[]byte("MULTI")}, Time: t.time})
 		for _, p := range t.pending {
 			t.out.Append(p)
 		}
@@ -188,24 +208,26 @@ func (t *txJournal) Append(e store.Effect) {
 func (t *txJournal) finish() {
 	switch {
 	case t.open:
-		t.out.Append(store.Effect{DB: t.db, Args: [][]byte{[]byte("EXEC")}})
+		t.out.Append(store.Effect{DB: t.db, Args: [][]byte{[]byte("EXEC")}, Time: t.time})
 	case len(t.pending) == 1:
 		t.out.Append(t.pending[0])
 	case len(t.pending) > 1:
-		db := t.pending[0].DB
-		t.out.Append(store.Effect{DB: db, Args: [][]byte{[]byte("MULTI")}})
+		db, at := t.pending[0].DB, t.pending[0].Time
+		t.out.Append(store.Effect{DB: db, Args: [][]byte{[]byte("MULTI")}, Time: at})
 		for _, p := range t.pending {
 			t.out.Append(p)
 		}
-		t.out.Append(store.Effect{DB: db, Args: [][]byte{[]byte("EXEC")}})
+		t.out.Append(store.Effect{DB: db, Args: [][]byte{[]byte("EXEC")}, Time: at})
 	}
 	t.pending = nil
 }
 
 // JournalExpiries makes the store journal DEL key, in the key's database, for every key it
 // deletes because the key expired (lazily on access or in the active cycle), whenever a
-// journal is installed. The server calls it once, right after creating the store; a hook
-// already in Store.OnExpire keeps being called first.
+// journal is installed. The DEL is stamped with the store clock's current time: the hook is not
+// told the command time, and a replayed DEL touches only its key, so any time serves, and the
+// clock's is never behind the time floor. The server calls it once, right after creating the
+// store; a hook already in Store.OnExpire keeps being called first.
 func JournalExpiries(st *store.Store) {
 	prev := st.OnExpire
 	st.OnExpire = func(db int, key string) {
@@ -215,7 +237,11 @@ func JournalExpiries(st *store.Store) {
 		if j := st.Journal; j != nil {
 			buf := make([]byte, 0, len(effDel)+len(key))
 			buf = append(append(buf, effDel...), key...)
-			j.Append(store.Effect{DB: db, Args: [][]byte{buf[:len(effDel):len(effDel)], buf[len(effDel):]}})
+			var now int64
+			if st.Clock != nil {
+				now = st.Clock.NowMs()
+			}
+			j.Append(store.Effect{DB: db, Args: [][]byte{buf[:len(effDel):len(effDel)], buf[len(effDel):]}, Time: now})
 		}
 	}
 }

@@ -56,6 +56,17 @@ func Directives() []*Directive {
 			Doc: "Save points: `<seconds> <changes>` pairs. A background save (BGSAVE) starts when at least `changes` writes happened and more than `seconds` passed since the last successful save. `\"\"` disables them; then SHUTDOWN and SIGTERM do not save either (unless `SHUTDOWN SAVE`). In a config file, several `save` lines add up, as in Redis."},
 		{Name: "dbfilename", Type: String, Default: "dump.hkv", Protected: true, Parse: parseDBFilename, Group: "persistence",
 			Doc: "Snapshot file name inside `dir`. Written as `<name>.tmp`, fsynced, renamed over `<name>`, then the directory is fsynced; loaded at startup if it exists."},
+		// Append-only log (docs/persistence.md)
+		{Name: "appendonly", Type: Bool, Default: "yes", Mutable: true, Group: "persistence",
+			Doc: "Log every write's effect to the append-only log in `dir`/`appenddirname`, so that a restart or a crash keeps the data (with the durability `appendfsync` gives). When the log exists it is what a start loads, not the snapshot. `CONFIG SET appendonly no` stops logging at run time; turning it on at run time is refused for now (it needs BGREWRITEAOF): restart with `appendonly yes`."},
+		{Name: "appendfsync", Type: Enum, Default: "everysec", Values: []string{"always", "everysec", "no"}, Mutable: true, Group: "persistence",
+			Doc: "When the log is fsynced. `always`: before any reply is sent (one fsync per batch of commands, shared by the connections waiting at the same moment); no acknowledged write is lost, even on power loss. `everysec`: written every 100 ms and fsynced once a second; a process crash loses at most 100 ms, a power loss about a second. `no`: written every 100 ms, fsynced when the OS decides."},
+		{Name: "appenddirname", Type: String, Default: "appendonlydir", Protected: true, Parse: parseLogName("appenddirname"), Group: "persistence",
+			Doc: "Directory inside `dir` holding the append-only log: its manifest, an optional base snapshot and the log segments."},
+		{Name: "appendfilename", Type: String, Default: "appendonly.hkvl", Protected: true, Parse: parseLogName("appendfilename"), Group: "persistence",
+			Doc: "Base name of the log's files: `<name>.manifest`, `<name>.<seq>.base.hkvs`, `<name>.<seq>.incr.hkvl`."},
+		{Name: "aof-load-truncated", Type: Bool, Default: "yes", Mutable: true, Group: "persistence",
+			Doc: "At startup, a log whose last frame is torn (a crash while appending) is cut back to its last whole frame and loaded, with a warning. With `no` the server refuses to start instead (repair with `hotkv-server --check-aof --fix`). Damage anywhere else always refuses the start."},
 		{Name: "lazyfree-lazy-user-flush", Type: Bool, Default: "no", Mutable: true, Group: "general",
 			Doc: "Make FLUSHALL/FLUSHDB without SYNC or ASYNC free memory in the background."},
 	}
@@ -113,6 +124,17 @@ func SavePoints(v string) []SavePoint {
 		out = append(out, SavePoint{Seconds: s, Changes: c})
 	}
 	return out
+}
+
+// parseLogName checks appenddirname and appendfilename: a plain name, which the manifest's
+// line format can carry.
+func parseLogName(what string) func(string) (string, error) {
+	return func(v string) (string, error) {
+		if v == "" || v == "." || v == ".." || strings.ContainsAny(v, "/\\ \t\r\n\"'") {
+			return "", errors.New(what + " must be a plain file name (no path, spaces or quotes)")
+		}
+		return v, nil
+	}
 }
 
 func parseDBFilename(v string) (string, error) {

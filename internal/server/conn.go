@@ -134,9 +134,18 @@ func (c *conn) runBatch() bool {
 	return c.flush()
 }
 
+// flush sends the buffered replies. With appendfsync always it first waits until every effect
+// appended so far is written and fsynced (group commit with the other connections), so no
+// reply ever acknowledges, or shows, a write that a crash could still lose; if the log cannot
+// be written the connection closes instead.
 func (c *conn) flush() bool {
 	if c.w.Len() == 0 {
 		return true
+	}
+	if a := c.srv.aof; a != nil && a.always() {
+		if err := a.waitDurable(); err != nil {
+			return false
+		}
 	}
 	n, err := c.nc.Write(c.w.Buf)
 	c.srv.stats.netOutput.Add(int64(n))

@@ -59,10 +59,10 @@ func (s *Server) snapshotPath() string {
 	return filepath.Join(s.cfg.Get("dir"), s.cfg.Get("dbfilename"))
 }
 
-// loadSnapshot reads the snapshot at startup, before any client is served. A missing file is
-// a fresh start; a file that cannot be read refuses the start with the reason, which names
-// the file and the offset of the damage.
-func (s *Server) loadSnapshot() error {
+// loadSnapshot reads the snapshot at startup, before any client is served, and reports
+// whether there was one. A missing file is a fresh start; a file that cannot be read refuses
+// the start with the reason, which names the file and the offset of the damage.
+func (s *Server) loadSnapshot() (bool, error) {
 	path := s.snapshotPath()
 	p := &s.persist
 	p.loading.Store(true)
@@ -71,21 +71,21 @@ func (s *Server) loadSnapshot() error {
 	st, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: s.clock.NowMs})
 	if errors.Is(err, fs.ErrNotExist) {
 		s.log.Info("No snapshot to load; starting empty", "file", path)
-		return nil
+		return false, nil
 	}
 	if err != nil {
 		s.log.Error("Failed loading the snapshot; refusing to start", "file", path, "err", err)
 		if errors.Is(err, persist.ErrCorrupt) || errors.Is(err, persist.ErrVersion) {
-			return fmt.Errorf("Bad snapshot file, refusing to start (move it away to start empty, or restore a good copy): %w", err)
+			return false, fmt.Errorf("Bad snapshot file, refusing to start (move it away to start empty, or restore a good copy): %w", err)
 		}
-		return fmt.Errorf("Can't load the snapshot %s, refusing to start: %w", path, err)
+		return false, fmt.Errorf("Can't load the snapshot %s, refusing to start: %w", path, err)
 	}
 	p.loadedKeys.Store(st.Keys)
 	p.loadExpired.Store(st.Expired)
 	s.log.Info("DB loaded from disk", "file", path, "seconds", time.Since(start).Seconds(),
 		"keys", st.Keys, "expired_skipped", st.Expired, "limiters", st.Limiters, "limiter_keys", st.LimiterKeys,
 		"time_floor_ms", st.Footer.TimeFloorMs, "written_by", st.Header.HotKVVersion)
-	return nil
+	return true, nil
 }
 
 // writeSnapshot writes the dataset to the snapshot file and does the bookkeeping of a
@@ -321,7 +321,23 @@ func (s *Server) infoPersistence(b *strings.Builder) {
 		status, p.lastBgSec.Load(), curSec)
 	fmt.Fprintf(b, "rdb_saves:%d\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:%d\r\nrdb_last_load_keys_loaded:%d\r\n",
 		p.saves.Load(), p.loadExpired.Load(), p.loadedKeys.Load())
-	b.WriteString("aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\n" +
-		"aof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\n" +
-		"aof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n")
+	aofOn := s.aofEnabled()
+	writeStatus := "ok"
+	if s.aof != nil && !s.aof.lastWriteOK.Load() {
+		writeStatus = "err"
+	}
+	fmt.Fprintf(b, "aof_enabled:%d\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\n"+
+		"aof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\n"+
+		"aof_last_write_status:%s\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n", b01(aofOn), writeStatus)
+	if aofOn {
+		a := s.aof
+		a.mu.Lock()
+		pending := a.pendingBytes
+		a.mu.Unlock()
+		// Redis's aof_current_size and aof_base_size: the log's size now and when it was
+		// opened (base included).
+		cur := a.baseSize + a.curSize.Load() - a.openedSize
+		fmt.Fprintf(b, "aof_current_size:%d\r\naof_base_size:%d\r\naof_pending_rewrite:0\r\naof_buffer_length:%d\r\n"+
+			"aof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n", cur, a.baseSize, pending)
+	}
 }

@@ -73,6 +73,10 @@ type Server struct {
 
 	stats   stats
 	persist persistState
+	// aof is the append-only log, set by Start when appendonly is yes (never changed after);
+	// aofPolicy is appendfsync.
+	aof       *aofLog
+	aofPolicy atomic.Int32
 }
 
 // stats are the server-wide counters INFO stats reports.
@@ -151,6 +155,12 @@ func (s *Server) applyConfig(name, value string) {
 		s.rlEntries.Store(n)
 	case "save":
 		s.setSavePoints(value)
+	case "appendfsync":
+		s.aofPolicy.Store(fsyncPolicy(value))
+	case "appendonly":
+		if value == "no" {
+			s.stopAOF()
+		}
 	}
 }
 
@@ -167,13 +177,20 @@ func (s *Server) AddListener(ln net.Listener) {
 	s.addrs = append(s.addrs, ln.Addr())
 }
 
-// Start loads the snapshot (dir/dbfilename) if there is one, then opens the listeners named
-// by bind and port and starts serving and background tasks. A snapshot that cannot be read
-// stops the start with an error naming the file and the offset of the damage; nothing is
-// served then.
+// Start loads the data, then opens the listeners named by bind and port and starts serving
+// and background tasks. With appendonly yes the append-only log is loaded if it exists (it
+// wins over the snapshot) and opened for appending; otherwise the snapshot (dir/dbfilename) is
+// loaded if there is one. Data that cannot be read stops the start with an error naming the
+// file and the offset of the damage; nothing is served then.
 func (s *Server) Start() error {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	if err := s.loadSnapshot(); err != nil {
+	var err error
+	if s.cfg.GetBool("appendonly") {
+		err = s.startAOF()
+	} else {
+		_, err = s.loadSnapshot()
+	}
+	if err != nil {
 		s.closeListeners()
 		s.cancel()
 		return err
@@ -211,6 +228,13 @@ func (s *Server) Start() error {
 		defer s.wg.Done()
 		s.saveLoop()
 	}()
+	if s.aof != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.aof.run(s.ctx)
+		}()
+	}
 	s.log.Info("Ready to accept connections", "addrs", s.addrs, "version", Version)
 	return nil
 }
@@ -291,6 +315,12 @@ func (s *Server) Close() error {
 	s.beginClose()
 	s.finishOnce.Do(func() {
 		s.wg.Wait()
+		if s.aof != nil {
+			// Every client and background task has stopped: what they appended is final.
+			if err := s.aof.close(); err != nil {
+				s.log.Warn("Error writing the append-only log at shutdown", "err", err)
+			}
+		}
 		close(s.done)
 	})
 	<-s.done
@@ -325,8 +355,18 @@ func (s *Server) Clock() *clock.Debuggable { return s.clock }
 // ConfigGet implements CONFIG GET.
 func (s *Server) ConfigGet(patterns []string) [][2]string { return s.cfg.Match(patterns) }
 
-// ConfigSet implements CONFIG SET.
-func (s *Server) ConfigSet(pairs [][2]string) error { return s.cfg.Set(pairs, true) }
+// ConfigSet implements CONFIG SET. Turning appendonly on at run time is refused: it needs a
+// base of the current data to start the log from, which BGREWRITEAOF will write (see
+// docs/persistence.md).
+func (s *Server) ConfigSet(pairs [][2]string) error {
+	for _, p := range pairs {
+		if strings.EqualFold(p[0], "appendonly") && strings.EqualFold(p[1], "yes") && !s.aofEnabled() {
+			return &config.SetError{Name: p[0], Reason: "the append-only log can only be turned on at startup for now " +
+				"(starting it at run time needs BGREWRITEAOF, not there yet): restart with appendonly yes"}
+		}
+	}
+	return s.cfg.Set(pairs, true)
+}
 
 // ResetStats implements CONFIG RESETSTAT; held is as for Info.
 func (s *Server) ResetStats(held bool) {

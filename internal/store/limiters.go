@@ -61,7 +61,7 @@ type limiterShard struct {
 	// a check that obtained the limiter just before then acts as on an unknown limiter, so no
 	// state effect can be journaled after the limiter's removal.
 	dropped bool
-	_   [40]byte
+	_       [40]byte
 }
 
 // Totals returns total_allowed and total_denied.

@@ -29,8 +29,9 @@ type Server struct {
 	Dir string
 }
 
-// StartServer starts an in-process server on a free loopback port with DEBUG enabled, plus
-// any extra `--name value` arguments, and stops it when the test ends. Its dir is a fresh
+// StartServer starts an in-process server on a free loopback port with DEBUG enabled and the
+// append-only log off, plus any extra `--name value` arguments, and stops it when the test
+// ends. Its dir is a fresh
 // temporary directory (unless args set --dir), so snapshots never land in the package
 // directory and no test loads another's.
 func StartServer(t testing.TB, args ...string) *Server {
@@ -63,7 +64,10 @@ func Launch(t testing.TB, o Options) (*Server, error) {
 	if o.Dir == "" {
 		o.Dir = t.TempDir()
 	}
-	argv := append([]string{"--port", "0", "--bind", "127.0.0.1", "--enable-debug-command", "yes", "--dir", o.Dir}, o.Args...)
+	// The append-only log is off unless a test asks for it (--appendonly yes): a test of the
+	// snapshot must load the snapshot, not a log that would win over it, and the many tests
+	// that do not restart need neither the files nor the writer goroutine.
+	argv := append([]string{"--port", "0", "--bind", "127.0.0.1", "--enable-debug-command", "yes", "--dir", o.Dir, "--appendonly", "no"}, o.Args...)
 	cfg, err := config.Load(config.Directives(), argv)
 	if err != nil {
 		t.Fatalf("config: %v", err)
