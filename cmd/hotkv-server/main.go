@@ -44,6 +44,9 @@ func run(argv []string) int {
 	// and report dir as the absolute working directory from then on (CONFIG GET dir), which
 	// is also where the server reads and writes its snapshot.
 	if dir := cfg.Get("dir"); dir != "" && dir != "." {
+		if dir == cfg.Lookup("dir").Default {
+			_ = os.MkdirAll(dir, 0o755) // the default data dir is made on first start
+		}
 		if err := os.Chdir(dir); err != nil {
 			fmt.Fprintf(os.Stderr, "Can't chdir to '%s': %v\n", dir, err)
 			return 1

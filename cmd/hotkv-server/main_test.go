@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,11 +96,16 @@ type proc struct {
 }
 
 // startProc starts the binary in dir (the test's temp dir when empty) and kills it at cleanup
-// if it is still running.
+// if it is still running. Unless the test names a dir itself, the server works in its
+// working directory (`--dir .`) rather than the default ./data, so tests find its files there.
 func startProc(t *testing.T, dir string, args ...string) *proc {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
+	}
+	special := len(args) > 0 && slices.Contains([]string{"--version", "-v", "--help", "-h", "--check-aof"}, args[0])
+	if !special && !slices.Contains(args, "--dir") {
+		args = append(args, "--dir", ".")
 	}
 	p := &proc{cmd: exec.Command(serverBin, args...), done: make(chan struct{})}
 	p.cmd.Dir = dir
@@ -608,5 +614,43 @@ func TestCorruptSnapshotStopsTheBinary(t *testing.T) {
 	}
 	if strings.Contains(out, "Ready to accept connections") {
 		t.Fatalf("served with a corrupt snapshot:\n%s", out)
+	}
+}
+
+// TestDefaultDirIsCreated checks the out-of-the-box layout: with no dir given the server makes
+// ./data and keeps its append-only log there, so a restart keeps rate-limit state.
+func TestDefaultDirIsCreated(t *testing.T) {
+	wd := t.TempDir()
+	port := freePort(t)
+	p := &proc{cmd: exec.Command(serverBin, "--port", strconv.Itoa(port)), done: make(chan struct{})}
+	p.cmd.Dir = wd
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if nc, err := net.Dial("tcp", addr); err == nil {
+			_ = nc.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not start: %s", p.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r := testutil.DialAddr(t, addr)
+	want := fmt.Sprintf("*2\r\n$3\r\ndir\r\n$%d\r\n%s\r\n", len(filepath.Join(wd, "data")), filepath.Join(wd, "data"))
+	if got := r.Do("CONFIG", "GET", "dir"); got != want {
+		t.Fatalf("CONFIG GET dir = %q, want %q", got, want)
+	}
+	if got := r.Do("CONFIG", "GET", "appendonly"); got != "*2\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n" {
+		t.Fatalf("CONFIG GET appendonly = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "data", "appendonlydir")); err != nil {
+		t.Fatal(err)
 	}
 }
