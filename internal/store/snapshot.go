@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/ratelimit"
 )
@@ -90,12 +91,17 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 				// must already see it as captured (the dispatcher's straddle check).
 				st.snapCut.Store(idx)
 				s.Unlock()
+				start := time.Now()
 				for i := range scratch {
 					if ok = visit(db.ID, &scratch[i]); !ok {
 						break
 					}
 				}
 				clear(scratch)
+				// Half duty cycle: rest as long as the shard took to encode, so a background
+				// save leaves the cores to the commands it runs beside (ARCHITECTURE.md §5:
+				// snapshots must not stop the world, nor starve it).
+				time.Sleep(time.Since(start))
 			}
 			if !ok {
 				return ErrWalkStopped
