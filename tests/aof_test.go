@@ -80,6 +80,21 @@ func TestAOFRestartKeepsEveryWrite(t *testing.T) {
 		fsync string
 	}{{1, "always"}, {2, "everysec"}, {3, "no"}} {
 		t.Run(fmt.Sprintf("seed%d-%s", tc.seed, tc.fsync), func(t *testing.T) {
+			runEveryWriteRestart(t, tc.seed, tc.fsync, false)
+		})
+	}
+}
+
+// runEveryWriteRestart is TestAOFRestartKeepsEveryWrite's body; with rewrite, BGREWRITEAOF
+// runs in the middle of the workload and again at its end (aof_rewrite_test.go).
+func runEveryWriteRestart(t *testing.T, seed uint64, fsync string, rewrite bool) {
+	t.Helper()
+	tc := struct {
+		seed  uint64
+		fsync string
+	}{seed, fsync}
+	{
+		{
 			dir := t.TempDir()
 			s, c := mustLaunchAOF(t, dir, 0, "--appendfsync", tc.fsync)
 			ca := c.Conn()
@@ -87,6 +102,9 @@ func TestAOFRestartKeepsEveryWrite(t *testing.T) {
 			w := &workload{rng: rand.New(rand.NewPCG(tc.seed, 7)), now: testutil.T0,
 				keys: []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "g0"}}
 			for i := 0; i < 1200; i++ {
+				if rewrite && i == 600 {
+					bgRewrite(t, s.Client(t, 2))
+				}
 				if w.rng.IntN(25) == 0 {
 					require.Equal(t, "OK", doOK(t, ca, "MULTI"))
 					for j := w.n(2, 5); j > 0; j-- {
@@ -120,6 +138,9 @@ func TestAOFRestartKeepsEveryWrite(t *testing.T) {
 				}
 				return st
 			}
+			if rewrite {
+				bgRewrite(t, s.Client(t, 2))
+			}
 			before := snap(ca)
 			require.NoError(t, ca.Close())
 			s.Stop(t, command.ShutdownNoSave)
@@ -149,7 +170,7 @@ func TestAOFRestartKeepsEveryWrite(t *testing.T) {
 			info := persistenceInfo(t, s2.Client(t, 2))
 			require.Equal(t, "1", info["aof_enabled"])
 			require.Equal(t, "0", info["rdb_changes_since_last_save"], "replaying counts no changes")
-		})
+		}
 	}
 }
 

@@ -95,6 +95,9 @@ type Server interface {
 	// BgSave starts a background snapshot (BGSAVE [SCHEDULE]) and returns at once; it returns
 	// ErrSaveInProgress while one runs.
 	BgSave(schedule bool) error
+	// BgRewriteAOF starts compacting the append-only log in the background (BGREWRITEAOF); it
+	// reports scheduled when a background save must end first.
+	BgRewriteAOF() (scheduled bool, err error)
 	// DebugAllowed reports whether DEBUG may run for this client.
 	DebugAllowed(c *Client) bool
 	// ErrorStat counts an error reply by its code, for INFO errorstats.

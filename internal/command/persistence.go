@@ -31,6 +31,14 @@ func persistenceCommands() []*Command {
 				"Inside MULTI/EXEC the reply is `Background saving scheduled` and the save starts once the transaction releases its locks. " +
 				"Check completion with LASTSAVE or `INFO persistence` (`rdb_bgsave_in_progress`, `rdb_last_bgsave_status`).",
 			Handler: bgsaveCommand},
+		{Name: "bgrewriteaof", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: adminACL,
+			Group: "server", Since: "1.0.0", Complexity: "O(1)",
+			Summary: "Asynchronously rewrite the append-only file",
+			Doc: "Compacts the append-only log in the background while clients keep being served, as Redis 7's multi-part AOF: a new incr segment is opened and recorded in the manifest, a new base snapshot is written shard by shard, then the manifest is replaced atomically with the new base and segment and the old files are deleted. " +
+				"Replies `Background append only file rewriting started`; `Background append only file rewriting scheduled` when a BGSAVE is running (the rewrite starts when it ends); `ERR Background append only file rewriting already in progress` while one runs. " +
+				"A FLUSHALL, FLUSHDB or SWAPDB during the rewrite aborts it (`aof_last_bgrewrite_status:err`; the log stays valid). " +
+				"Check progress with `INFO persistence` (`aof_rewrite_in_progress`, `aof_last_bgrewrite_status`, `aof_rewrites`). See [persistence](../persistence.md).",
+			Handler: bgrewriteaofCommand},
 		{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"admin", "fast", "dangerous"},
 			Tips: []string{"nondeterministic_output"}, Group: "server", Since: "1.0.0", Complexity: "O(1)",
 			Summary: "Get the UNIX time stamp of the last successful save to disk",
@@ -83,5 +91,17 @@ func bgsaveCommand(c *Ctx) {
 		c.W.Simple("Background saving scheduled")
 	default:
 		c.W.Simple("Background saving started")
+	}
+}
+
+func bgrewriteaofCommand(c *Ctx) {
+	scheduled, err := c.Srv.BgRewriteAOF()
+	switch {
+	case err != nil:
+		c.Error("ERR " + err.Error())
+	case scheduled || c.allLocked:
+		c.W.Simple("Background append only file rewriting scheduled")
+	default:
+		c.W.Simple("Background append only file rewriting started")
 	}
 }

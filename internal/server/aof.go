@@ -100,9 +100,24 @@ type aofLog struct {
 	spare        []store.Effect
 	closed       bool
 
+	// manifest is the manifest on disk (guarded by writeMu).
+	manifest *persist.Manifest
+
+	// A rewrite in progress (aofrewrite.go). rw and oldPending are guarded by mu; the old
+	// segment's writing state by writeMu.
+	rw           *rwRoute
+	oldPending   []store.Effect
+	oldF         *os.File
+	oldPath      string
+	oldSize      int64
+	oldBuf       []byte
+	oldUnsynced  bool
+	oldTruncate  bool
+	oldAvailable bool // oldF is open
+
 	curSize     atomic.Int64 // segment bytes, for INFO
-	baseSize    int64        // the whole log's size (base and segments) when it was opened
-	openedSize  int64        // the current segment's size then
+	baseSize    atomic.Int64 // the whole log's size (base and segments) when it was opened or rewritten
+	openedSize  atomic.Int64 // the current segment's size then
 	lastWriteOK atomic.Bool
 	kick        chan struct{}
 }
@@ -119,7 +134,13 @@ func (a *aofLog) Append(e store.Effect) {
 	} else {
 		a.lastTime = e.Time
 	}
-	a.pending = append(a.pending, e)
+	isMulti := len(e.Args) == 1 && command.EqualFold(e.Args[0], "multi")
+	isExec := len(e.Args) == 1 && command.EqualFold(e.Args[0], "exec")
+	if a.rw != nil {
+		a.route(e, isMulti, isExec)
+	} else {
+		a.pending = append(a.pending, e)
+	}
 	a.appended++
 	a.appendedA.Store(a.appended)
 	n := 4
@@ -128,14 +149,14 @@ func (a *aofLog) Append(e store.Effect) {
 	}
 	a.pendingBytes += n
 	kick := a.pendingBytes >= aofKickBytes
-	if len(e.Args) == 1 {
+	if isMulti || isExec {
 		switch {
-		case command.EqualFold(e.Args[0], "multi"):
+		case isMulti:
 			if a.openBlocks == 0 {
 				a.openAt = a.appended
 			}
 			a.openBlocks++
-		case command.EqualFold(e.Args[0], "exec") && a.openBlocks > 0:
+		case isExec && a.openBlocks > 0:
 			if a.openBlocks--; a.openBlocks == 0 {
 				a.openAt = 0
 				a.blockClosed.Broadcast()
@@ -186,20 +207,35 @@ func (a *aofLog) commit(fsync bool, target uint64) error {
 	if target > 0 && fsync && a.ackable.Load() >= target {
 		return nil
 	}
+	return a.commitLocked(fsync)
+}
+
+// commitLocked is commit with writeMu held.
+func (a *aofLog) commitLocked(fsync bool) error {
 	a.mu.Lock()
 	batch := a.pending
 	a.pending = a.spare[:0]
+	old := a.oldPending
+	a.oldPending = nil
 	upTo, open := a.appended, a.openAt
 	a.pendingBytes = 0
 	a.mu.Unlock()
 
-	a.encode(batch)
+	if len(old) > 0 {
+		a.oldBuf = encodeEffects(a.oldBuf, old)
+	}
+	a.buf = encodeEffects(a.buf, batch)
 	clear(batch) // drop the effects' memory
 	a.spare = batch[:0]
 	if open != 0 {
 		a.bufAckable = open - 1
 	} else {
 		a.bufAckable = upTo
+	}
+	// During a rewrite, effects are split between the old segment and the new one (both are
+	// in the manifest until the rewrite installs its base): both must be on disk.
+	if err := a.writeOld(fsync); err != nil {
+		return err
 	}
 	if err := a.writeBuf(); err != nil {
 		return err
@@ -219,20 +255,21 @@ func (a *aofLog) commit(fsync bool, target uint64) error {
 	return nil
 }
 
-// encode appends frames for batch to buf: one frame per run of effects with the same time,
-// closed early at maxFramePayload.
-func (a *aofLog) encode(batch []store.Effect) {
+// encodeEffects appends frames for batch to buf: one frame per run of effects with the same
+// time, closed early at maxFramePayload.
+func encodeEffects(buf []byte, batch []store.Effect) []byte {
 	for i := 0; i < len(batch); {
 		at := batch[i].Time
 		var start int
-		a.buf, start = persist.BeginBatch(a.buf, at)
+		buf, start = persist.BeginBatch(buf, at)
 		n := 0
-		for ; i < len(batch) && batch[i].Time == at && (n == 0 || len(a.buf)-start < maxFramePayload); i++ {
-			a.buf = persist.AppendEffect(a.buf, batch[i])
+		for ; i < len(batch) && batch[i].Time == at && (n == 0 || len(buf)-start < maxFramePayload); i++ {
+			buf = persist.AppendEffect(buf, batch[i])
 			n++
 		}
-		persist.EndBatch(a.buf, start, n)
+		persist.EndBatch(buf, start, n)
 	}
+	return buf
 }
 
 // writeBuf writes buf to the segment. A failed or partial write leaves buf as it is for the
@@ -320,6 +357,10 @@ func (a *aofLog) close() error {
 		return err
 	}
 	a.closed = true
+	if a.oldAvailable {
+		_ = a.oldF.Close()
+		a.oldAvailable = false
+	}
 	if cerr := a.f.Close(); err == nil {
 		err = cerr
 	}
@@ -391,7 +432,7 @@ func (s *Server) createAOF(dir, name string, withBase bool) error {
 		return fmt.Errorf("Can't write the append-only log manifest %s: %w", mpath, err)
 	}
 	s.log.Info("Created the append-only log", "dir", dir, "manifest", filepath.Base(mpath), "segment", seg)
-	s.installAOF(f, filepath.Join(dir, seg), dir, name, persist.LogHeaderSize, baseSize+persist.LogHeaderSize)
+	s.installAOF(f, filepath.Join(dir, seg), dir, name, persist.LogHeaderSize, baseSize+persist.LogHeaderSize, m)
 	return nil
 }
 
@@ -451,7 +492,7 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 	if err != nil {
 		return fmt.Errorf("Can't open the append-only log segment %s for appending: %w", st.LastSegment, err)
 	}
-	s.installAOF(f, st.LastSegment, dir, name, st.LastSize, baseSize+st.SegmentBytes)
+	s.installAOF(f, st.LastSegment, dir, name, st.LastSize, baseSize+st.SegmentBytes, m)
 	if discard {
 		// The log ends inside a transaction whose EXEC never made it: the replay dropped it,
 		// and appending must not continue inside it.
@@ -464,9 +505,11 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 
 // installAOF makes the log, appending to segment seg (open as f, size bytes long), the store's
 // journal; total is the whole log's size.
-func (s *Server) installAOF(f *os.File, seg, dir, name string, size, total int64) {
+func (s *Server) installAOF(f *os.File, seg, dir, name string, size, total int64, m *persist.Manifest) {
 	a := &aofLog{srv: s, dir: dir, filename: name, policy: &s.aofPolicy, f: f, segPath: seg, size: size,
-		baseSize: total, openedSize: size, kick: make(chan struct{}, 1)}
+		manifest: m, kick: make(chan struct{}, 1)}
+	a.baseSize.Store(total)
+	a.openedSize.Store(size)
 	a.blockClosed = sync.NewCond(&a.mu)
 	a.curSize.Store(size)
 	a.lastWriteOK.Store(true)

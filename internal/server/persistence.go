@@ -50,6 +50,8 @@ type persistState struct {
 	loadedKeys  atomic.Int64
 	loadExpired atomic.Int64
 	points      atomic.Pointer[[]config.SavePoint]
+
+	rw rewriteState // BGREWRITEAOF (aofrewrite.go)
 }
 
 // snapshotPath is dir/dbfilename. main changes into dir and then sets dir to the absolute
@@ -215,6 +217,7 @@ func (s *Server) saveLoop() {
 		if p.bgInProgress.Load() {
 			continue
 		}
+		s.rewriteCron()
 		pts := p.points.Load()
 		if pts == nil || len(*pts) == 0 {
 			continue
@@ -326,9 +329,9 @@ func (s *Server) infoPersistence(b *strings.Builder) {
 	if s.aof != nil && !s.aof.lastWriteOK.Load() {
 		writeStatus = "err"
 	}
-	fmt.Fprintf(b, "aof_enabled:%d\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\n"+
-		"aof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\n"+
-		"aof_last_write_status:%s\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n", b01(aofOn), writeStatus)
+	fmt.Fprintf(b, "aof_enabled:%d\r\n", b01(aofOn))
+	s.infoRewrite(b)
+	fmt.Fprintf(b, "aof_last_write_status:%s\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n", writeStatus)
 	if aofOn {
 		a := s.aof
 		a.mu.Lock()
@@ -336,8 +339,8 @@ func (s *Server) infoPersistence(b *strings.Builder) {
 		a.mu.Unlock()
 		// Redis's aof_current_size and aof_base_size: the log's size now and when it was
 		// opened (base included).
-		cur := a.baseSize + a.curSize.Load() - a.openedSize
+		cur := a.baseSize.Load() + a.curSize.Load() - a.openedSize.Load()
 		fmt.Fprintf(b, "aof_current_size:%d\r\naof_base_size:%d\r\naof_pending_rewrite:0\r\naof_buffer_length:%d\r\n"+
-			"aof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n", cur, a.baseSize, pending)
+			"aof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n", cur, a.baseSize.Load(), pending)
 	}
 }

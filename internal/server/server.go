@@ -122,6 +122,8 @@ func New(cfg *config.Config, logger *slog.Logger) *Server {
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.persist.lastBgOK.Store(true)
 	s.persist.lastBgSec.Store(-1)
+	s.persist.rw.lastOK.Store(true)
+	s.persist.rw.lastSec.Store(-1)
 	cfg.OnChange(s.applyConfig)
 	return s
 }
@@ -356,13 +358,13 @@ func (s *Server) Clock() *clock.Debuggable { return s.clock }
 func (s *Server) ConfigGet(patterns []string) [][2]string { return s.cfg.Match(patterns) }
 
 // ConfigSet implements CONFIG SET. Turning appendonly on at run time is refused: it needs a
-// base of the current data to start the log from, which BGREWRITEAOF will write (see
-// docs/persistence.md).
+// base of the current data to start the log from, written while serving as BGREWRITEAOF writes
+// one; that is not wired up yet (see docs/persistence.md).
 func (s *Server) ConfigSet(pairs [][2]string) error {
 	for _, p := range pairs {
 		if strings.EqualFold(p[0], "appendonly") && strings.EqualFold(p[1], "yes") && !s.aofEnabled() {
 			return &config.SetError{Name: p[0], Reason: "the append-only log can only be turned on at startup for now " +
-				"(starting it at run time needs BGREWRITEAOF, not there yet): restart with appendonly yes"}
+				"(starting it at run time is not supported yet): restart with appendonly yes"}
 		}
 	}
 	return s.cfg.Set(pairs, true)

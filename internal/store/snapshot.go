@@ -41,6 +41,11 @@ func (st *Store) SnapshotProgress() (walking bool, done int) {
 	return true, int(c)
 }
 
+// SnapshotWalks counts the walks that have ended (finished or not). It is raised before
+// SnapshotProgress stops reporting a walk, so a reader that sees no walk and the same count as
+// before one started knows it has not started, and a higher count that it has ended.
+func (st *Store) SnapshotWalks() int64 { return st.snapWalks.Load() }
+
 // ErrSnapshotBusy is SnapshotWalk's error when another walk is in progress.
 var ErrSnapshotBusy = errors.New("store: a snapshot walk is already in progress")
 
@@ -56,7 +61,10 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 	if !st.snapCut.CompareAndSwap(snapshotIdle, 0) {
 		return ErrSnapshotBusy
 	}
-	defer st.snapCut.Store(snapshotIdle)
+	defer func() {
+		st.snapWalks.Add(1)
+		st.snapCut.Store(snapshotIdle)
+	}()
 	idx := int64(0)
 	// Without every lock held (BGSAVE), a shard's live entries are copied out under its lock
 	// and encoded after it is released: copying costs a small fraction of encoding, so

@@ -196,6 +196,8 @@ type Store struct {
 	// snapCut is the progress of the snapshot walk in progress (shards done, in global lock
 	// order), or snapshotIdle; see SnapshotProgress.
 	snapCut atomic.Int64
+	// snapWalks counts finished walks; it is raised before snapCut goes idle.
+	snapWalks atomic.Int64
 }
 
 // New creates numDBs databases of shardsPerDB shards (rounded up to a power of two).
