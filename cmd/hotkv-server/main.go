@@ -62,6 +62,11 @@ func run(argv []string) int {
 	}
 	defer closeLog()
 	srv := server.New(cfg, logger)
+	// Catch SIGTERM/SIGINT before the listeners open: a client may connect and a supervisor
+	// may signal as soon as the port answers, and the default action would kill the process
+	// without the final save.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	if err := srv.Start(); err != nil {
 		logger.Error(err.Error())
 		fmt.Fprintln(os.Stderr, err)
@@ -71,8 +76,6 @@ func run(argv []string) int {
 		_ = os.WriteFile(pf, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644)
 		defer os.Remove(pf)
 	}
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	if !waitForShutdown(srv, sig, logger) {
 		return 1
 	}
