@@ -6,7 +6,7 @@ PORT     ?= 6379
 BIND     ?= 127.0.0.1
 DATA     ?= ./data
 ARGS     ?=
-FUZZTIME ?= 30s
+FUZZTIME ?= 1000000x
 KEYS     ?= 1000000
 TTL      ?= 1s
 
@@ -30,11 +30,11 @@ test:
 setup:
 	bash scripts/setup.sh
 
-## fuzz: fuzz the RESP reader, the snapshot decoder and the log reader for FUZZTIME each (default 30s)
+## fuzz: fuzz the RESP reader, the snapshot decoder and the log reader for FUZZTIME each (an execution count, default 1000000x: see scripts/test.sh)
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/resp/
-	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/persist/
-	$(GO) test -run='^$$' -fuzz='^FuzzLogReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s ./internal/persist/
+	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/resp/
+	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/persist/
+	$(GO) test -run='^$$' -fuzz='^FuzzLogReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/persist/
 
 ## stress-expiry: KEYS (default 1M) keys with a TTL (default 1s), HotKV vs Redis; not in `make test`
 stress-expiry:
