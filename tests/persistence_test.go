@@ -270,46 +270,7 @@ func runRestartingEveryRow(t *testing.T, named bool, blocks []rlBlock, mode rest
 }
 
 // gcraRestartBlocks are spec sequences that a restart after every row must continue exactly.
-var gcraRestartBlocks = []rlBlock{
-	{"V1-V3c", []rlStep{
-		{"V1", 0, "GCRA.LIMIT k 60000 10", "[0,10,9,-1,6000]"},
-		{"", 0, "PTTL k", "6000"},
-		{"", 0, "GET k", `"1700000006000000000"`},
-		{"V2", 0, "GCRA.LIMIT k 60000 10", "[0,10,8,-1,12000]"},
-		{"V3", 0, "GCRA.LIMIT k 60000 10 10", "[1,10,0,12000,12000]"},
-		{"", 0, "GET k", `"1700000012000000000"`},
-		{"", 0, "PTTL k", "12000"},
-		{"V3b", 11999, "GCRA.LIMIT k 60000 10 10", "[1,10,0,1,1]"},
-		{"V3c", 12000, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
-	}},
-	{"V5-V5b", []rlStep{
-		{"V5", 0, "GCRA.LIMIT k 60000 10", "[0,10,9,-1,6000]"},
-		{"", 1, "GCRA.LIMIT k 60000 10", "[0,10,8,-1,11999]"},
-		{"", 2, "GCRA.LIMIT k 60000 10", "[0,10,7,-1,17998]"},
-		{"", 3, "GCRA.LIMIT k 60000 10", "[0,10,6,-1,23997]"},
-		{"", 4, "GCRA.LIMIT k 60000 10", "[0,10,5,-1,29996]"},
-		{"", 5, "GCRA.LIMIT k 60000 10", "[0,10,4,-1,35995]"},
-		{"", 6, "GCRA.LIMIT k 60000 10", "[0,10,3,-1,41994]"},
-		{"", 7, "GCRA.LIMIT k 60000 10", "[0,10,2,-1,47993]"},
-		{"", 8, "GCRA.LIMIT k 60000 10", "[0,10,1,-1,53992]"},
-		{"", 9, "GCRA.LIMIT k 60000 10", "[0,10,0,-1,59991]"},
-		{"V5b", 10, "GCRA.LIMIT k 60000 10", "[1,10,0,5990,59990]"},
-	}},
-	{"V6", []rlStep{
-		{"V6", 0, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
-		{"V6b", 5999, "GCRA.LIMIT k 60000 10", "[1,10,0,1,54001]"},
-		{"V6c", 6000, "GCRA.LIMIT k 60000 10", "[0,10,0,-1,60000]"},
-		{"V6d", 6000, "GCRA.LIMIT k 60000 10", "[1,10,0,6000,60000]"},
-		{"V6e", 18000, "GCRA.LIMIT k 60000 10 2", "[0,10,0,-1,60000]"},
-		{"V6f", 30000, "GCRA.LIMIT k 60000 10 3", "[1,10,0,6000,48000]"},
-	}},
-	{"V7", []rlStep{
-		{"V7", 0, "GCRA.LIMIT k 60000 10 10", "[0,10,0,-1,60000]"},
-		{"", 0, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,60000]"},
-		{"V7b", 30000, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,30000]"},
-		{"", 60000, "GCRA.LIMIT k 60000 10 11", "[1,10,0,-1,0]"},
-		{"", 60001, "EXISTS k", "0"},
-	}},
+var gcraRestartBlocks = append(pickBlocks(gcraLimitBlocks, "V1-V3c", "V5-V5b", "V6", "V7"), []rlBlock{
 	{"C1 (redis-cell)", []rlStep{
 		{"C1.0", 0, "CL.THROTTLE k 4 1 1 6", "[1,5,5,-1,0]"},
 		{"C1.1", 0, "CL.THROTTLE k 4 1 1 1", "[0,5,4,-1,1]"},
@@ -331,7 +292,7 @@ var gcraRestartBlocks = []rlBlock{
 		{"C1.14", 9500, "CL.THROTTLE k 4 1 1 5", "[1,5,2,3,3]"},
 		{"C1.15", 15000, "CL.THROTTLE k 4 1 1 6", "[1,5,5,-1,0]"},
 	}},
-}
+}...)
 
 func TestSnapshotRestartContinuesGCRAVectors(t *testing.T) {
 	runRestartingEveryRow(t, false, gcraRestartBlocks, restartBySnapshot)
@@ -934,4 +895,20 @@ func TestBgsaveNeverCapturesHalfAMultiShardWrite(t *testing.T) {
 	require.Equal(t, c2.Get(ctx, x).Val(), c2.Get(ctx, y).Val(), "MSET captured half-applied")
 	require.Equal(t, c2.Get(ctx, x+":tx").Val(), c2.Get(ctx, y+":tx").Val(), "EXEC captured half-applied")
 	require.Equal(t, int64(1), c2.Exists(ctx, p, q).Val(), "RENAME captured half-applied")
+}
+
+// pickBlocks returns the named blocks of a vector table, in the order asked.
+func pickBlocks(all []rlBlock, names ...string) []rlBlock {
+	var out []rlBlock
+	for _, n := range names {
+		for _, b := range all {
+			if b.name == n {
+				out = append(out, b)
+			}
+		}
+	}
+	if len(out) != len(names) {
+		panic("pickBlocks: a named block is missing")
+	}
+	return out
 }
