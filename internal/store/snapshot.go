@@ -71,6 +71,7 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 	// commands on the shard wait for the copy only (raw string bytes are cloned, since
 	// APPEND and SETRANGE change them in place; keys are immutable and shared).
 	var scratch []Entry
+	var arena []byte // raw string bytes of the shard being copied; self/next index into it
 	for _, db := range st.dbs {
 		for j := range db.shards {
 			s := &db.shards[j]
@@ -85,11 +86,17 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 			} else {
 				s.Lock()
 				scratch = scratch[:0]
+				arena = arena[:0]
 				s.Each(now, func(e *Entry) bool {
 					c := Entry{key: e.key, expireAt: e.expireAt, Val: e.Val}
 					if b := e.Val.Bytes(); b != nil {
-						c.Val.SetBytes(append([]byte(nil), b...))
-						c.Val.Raw = e.Val.Raw
+						// Raw bytes go into one arena per shard: no allocation per key
+						// while the lock is held. The entry points into it below.
+						c.self = int32(len(arena))
+						c.next = int32(len(b))
+						arena = append(arena, b...)
+					} else {
+						c.next = -1
 					}
 					scratch = append(scratch, c)
 					return true
@@ -101,7 +108,13 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 				s.Unlock()
 				start := time.Now()
 				for i := range scratch {
-					if ok = visit(db.ID, &scratch[i]); !ok {
+					c := &scratch[i]
+					if c.next >= 0 {
+						raw := c.Val.Raw
+						c.Val.SetBytes(arena[c.self : c.self+c.next : c.self+c.next])
+						c.Val.Raw = raw
+					}
+					if ok = visit(db.ID, c); !ok {
 						break
 					}
 				}
