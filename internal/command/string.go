@@ -801,21 +801,33 @@ func scanExponent(s []byte) (exp int64, ok bool) {
 	return exp, true
 }
 
+// scanFloatParts splits a decimal (or, with hex, hexadecimal) number into its mantissa digits,
+// how many of them follow the point, and the exponent after its marker ('e', or 'p' for hex).
+func scanFloatParts(s []byte, hex bool) (digits []byte, frac int, exp int64, ok bool) {
+	digits, frac, end := scanMantissa(s, hex)
+	if len(digits) == 0 {
+		return nil, 0, 0, false
+	}
+	if end < len(s) {
+		marker := byte('e')
+		if hex {
+			marker = 'p'
+		}
+		if s[end]|0x20 != marker {
+			return nil, 0, 0, false
+		}
+		if exp, ok = scanExponent(s[end+1:]); !ok {
+			return nil, 0, 0, false
+		}
+	}
+	return digits, frac, exp, true
+}
+
 // parseDecFloat sets f to the decimal number s ("12.5e-3"), correctly rounded.
 func parseDecFloat(f *big.Float, s []byte) bool {
-	digits, frac, end := scanMantissa(s, false)
-	if len(digits) == 0 {
+	digits, frac, exp, ok := scanFloatParts(s, false)
+	if !ok {
 		return false
-	}
-	var exp int64
-	if end < len(s) {
-		if s[end]|0x20 != 'e' {
-			return false
-		}
-		var ok bool
-		if exp, ok = scanExponent(s[end+1:]); !ok {
-			return false
-		}
 	}
 	for len(digits) > 0 && digits[0] == '0' {
 		digits = digits[1:]
@@ -843,19 +855,9 @@ func parseDecFloat(f *big.Float, s []byte) bool {
 
 // parseHexFloat sets f to the hexadecimal number s (after "0x": "1.8p3"), correctly rounded.
 func parseHexFloat(f *big.Float, s []byte) bool {
-	digits, frac, end := scanMantissa(s, true)
-	if len(digits) == 0 {
+	digits, frac, exp, ok := scanFloatParts(s, true)
+	if !ok {
 		return false
-	}
-	var exp int64
-	if end < len(s) {
-		if s[end]|0x20 != 'p' {
-			return false
-		}
-		var ok bool
-		if exp, ok = scanExponent(s[end+1:]); !ok {
-			return false
-		}
 	}
 	m, _ := new(big.Int).SetString(string(digits), 16)
 	if m.Sign() == 0 {
