@@ -215,16 +215,9 @@ func bitcountCommand(c *Ctx) {
 		if end, ok = c.Int(3); !ok {
 			return
 		}
-		isBit := false
-		if len(c.Args) == 5 {
-			switch {
-			case c.ArgIs(4, "bit"):
-				isBit = true
-			case c.ArgIs(4, "byte"):
-			default:
-				c.Syntax()
-				return
-			}
+		isBit, ok := bitUnitArg(c, 4)
+		if !ok {
+			return
 		}
 		if isBit {
 			total <<= 3
@@ -302,16 +295,9 @@ func bitposCommand(c *Ctx) {
 		if start, ok = c.Int(3); !ok {
 			return
 		}
-		isBit := false
-		if len(c.Args) == 6 {
-			switch {
-			case c.ArgIs(5, "bit"):
-				isBit = true
-			case c.ArgIs(5, "byte"):
-			default:
-				c.Syntax()
-				return
-			}
+		isBit, ok := bitUnitArg(c, 5)
+		if !ok {
+			return
 		}
 		if len(c.Args) >= 5 {
 			if end, ok = c.Int(4); !ok {
@@ -778,4 +764,17 @@ func normalizeBitRange(start, end, total int64, isBit bool) (int64, int64, byte,
 		end >>= 3
 	}
 	return start, end, firstMask, lastMask
+}
+
+// bitUnitArg reads BITCOUNT/BITPOS's optional BYTE|BIT unit at argument i (absent: BYTE),
+// replying a syntax error for anything else.
+func bitUnitArg(c *Ctx, i int) (isBit, ok bool) {
+	switch {
+	case i >= len(c.Args), c.ArgIs(i, "byte"):
+		return false, true
+	case c.ArgIs(i, "bit"):
+		return true, true
+	}
+	c.Syntax()
+	return false, false
 }
