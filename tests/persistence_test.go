@@ -299,56 +299,7 @@ func TestSnapshotRestartContinuesGCRAVectors(t *testing.T) {
 }
 
 // limiterRestartBlocks are spec sequences that a restart after every row must continue exactly.
-var limiterRestartBlocks = []rlBlock{
-	{"L2 sliding_window", []rlStep{
-		{"L2", 0, "CREATE a 3 1000", "OK"},
-		{"", 0, "CHECK a u", "[1,2,0,3,0]"},
-		{"", 100, "CHECK a u", "[1,1,0,3,1]"},
-		{"", 200, "CHECK a u", "[1,0,0,3,2]"},
-		{"", 300, "CHECK a u", "[0,0,700,3,3]"},
-		{"", 300, "PEEK a u", "[0,0,700,3,3]"},
-		{"", 999, "CHECK a u", "[0,0,1,3,3]"},
-		{"", 1000, "CHECK a u", "[1,0,0,3,2]"},
-		{"", 1000, "CHECK a u", "[0,0,100,3,3]"},
-		{"", 1100, "CHECK a u", "[1,0,0,3,2]"},
-		{"", 1100, "STATS a", "unique_keys=1 total_allowed=5 total_denied=3"},
-		{"", 2200, "STATS a", "unique_keys=0 total_allowed=5 total_denied=3"},
-	}},
-	{"L4 sliding_window costs", []rlStep{
-		{"L4", 0, "CREATE c 10 1000", "OK"},
-		{"", 0, "CHECK c u COST 4", "[1,6,0,10,0]"},
-		{"", 200, "CHECK c u COST 4", "[1,2,0,10,4]"},
-		{"", 400, "CHECK c u COST 4", "[0,2,600,10,8]"},
-		{"", 400, "CHECK c u COST 2", "[1,0,0,10,8]"},
-		{"", 500, "CHECK c u COST 3", "[0,0,500,10,10]"},
-		{"", 1000, "CHECK c u COST 3", "[1,1,0,10,6]"},
-		{"", 1000, "PEEK c u", "[1,1,0,10,9]"},
-	}},
-	{"L6 token_bucket", []rlStep{
-		{"L6", 0, "CREATE uploads 20 4000 ALGO token_bucket REFILL 5", "OK"},
-		{"", 0, "CHECK uploads u COST 20", "[1,0,0,20,0]"},
-		{"", 0, "CHECK uploads u", "[0,0,200,20,20]"},
-		{"", 199, "PEEK uploads u", "[0,0,1,20,20]"},
-		{"", 200, "CHECK uploads u", "[1,0,0,20,19]"},
-		{"", 200, "CHECK uploads u", "[0,0,200,20,20]"},
-		{"", 1000, "CHECK uploads u COST 5", "[0,4,200,20,16]"},
-		{"", 1000, "CHECK uploads u COST 21", "[0,4,-1,20,16]"},
-		{"", 1000, "STATS uploads", "name=uploads algo=token_bucket limit=20 window_ms=4000 unique_keys=1 total_allowed=21 total_denied=28 refill_per_sec=5"},
-		{"8.8", 4199, "STATS uploads", "unique_keys=1"},
-		{"", 5000, "RESET uploads u", "0"},
-		{"", 5000, "STATS uploads", "unique_keys=0 total_allowed=21 total_denied=28"},
-	}},
-	{"L8 leaky_bucket", []rlStep{
-		{"L8", 0, "CREATE t 3 1000 ALGO leaky_bucket", "OK"},
-		{"", 0, "CHECK t u", "[1,2,0,3,0]"},
-		{"", 0, "CHECK t u", "[1,1,0,3,1]"},
-		{"", 0, "CHECK t u", "[1,0,0,3,2]"},
-		{"", 0, "CHECK t u", "[0,0,334,3,3]"},
-		{"", 333, "CHECK t u", "[0,0,1,3,3]"},
-		{"", 334, "CHECK t u", "[1,0,0,3,2]"},
-		{"", 334, "PEEK t u", "[0,0,333,3,3]"},
-		{"", 334, "STATS t", "algo=leaky_bucket total_allowed=4 total_denied=2 drain_per_sec=3"},
-	}},
+var limiterRestartBlocks = append(pickBlocks(rateLimitBlocks, "L2", "L4", "L6", "L8"), []rlBlock{
 	{"L9 fractional refill", []rlStep{
 		{"L9", 0, "CREATE h 2 1000 ALGO token_bucket REFILL 0.5", "OK"},
 		{"", 0, "CHECK h u COST 2", "[1,0,0,2,0]"},
@@ -359,7 +310,7 @@ var limiterRestartBlocks = []rlBlock{
 		{"", 2000, "STATS h", "refill_per_sec=0.5"},
 		{"", 2000, "LIST", `["h"]`},
 	}},
-}
+}...)
 
 func TestSnapshotRestartContinuesNamedLimiters(t *testing.T) {
 	runRestartingEveryRow(t, true, limiterRestartBlocks, restartBySnapshot)

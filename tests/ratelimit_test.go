@@ -785,176 +785,180 @@ func TestCLThrottleErrors(t *testing.T) {
 
 // ---- RATELIMIT.* (§8.9) ----
 
+// rateLimitBlocks are the spec's RATELIMIT vectors (§8.9) as runnable blocks; the persistence
+// tests replay some of them with a restart after every row.
+var rateLimitBlocks = []rlBlock{
+	{"L1", []rlStep{
+		{"L1", 0, "CREATE api 100 60000", "OK"},
+		{"", 0, "CHECK api user:42", "[1,99,0,100,0]"},
+		{"", 0, "CHECK api user:42 COST 5", "[1,94,0,100,1]"},
+		{"", 0, "STATS api", "name=api algo=sliding_window limit=100 window_ms=60000 unique_keys=1 total_allowed=6 total_denied=0"},
+		{"", 0, "RESET api user:42", "1"},
+		{"", 0, "RESET api user:42", "0"},
+		{"", 0, "STATS api", "unique_keys=0 total_allowed=6 total_denied=0"},
+	}},
+	{"L2", []rlStep{
+		{"L2", 0, "CREATE a 3 1000", "OK"},
+		{"", 0, "CHECK a u", "[1,2,0,3,0]"},
+		{"", 100, "CHECK a u", "[1,1,0,3,1]"},
+		{"", 200, "CHECK a u", "[1,0,0,3,2]"},
+		{"", 300, "CHECK a u", "[0,0,700,3,3]"},
+		{"", 300, "PEEK a u", "[0,0,700,3,3]"},
+		{"", 999, "CHECK a u", "[0,0,1,3,3]"},
+		{"", 1000, "CHECK a u", "[1,0,0,3,2]"},
+		{"", 1000, "CHECK a u", "[0,0,100,3,3]"},
+		{"", 1100, "CHECK a u", "[1,0,0,3,2]"},
+		{"", 1100, "STATS a", "unique_keys=1 total_allowed=5 total_denied=3"},
+		{"", 2200, "STATS a", "unique_keys=0 total_allowed=5 total_denied=3"},
+	}},
+	{"L3", []rlStep{
+		{"L3", 0, "CREATE b 5 1000", "OK"},
+		{"", 999, "CHECK b u COST 5", "[1,0,0,5,0]"},
+		{"", 1000, "CHECK b u", "[0,0,999,5,5]"},
+		{"", 1998, "CHECK b u", "[0,0,1,5,5]"},
+		{"", 1999, "CHECK b u COST 5", "[1,0,0,5,0]"},
+		{"", 1999, "CHECK b u COST 6", "[0,0,-1,5,5]"},
+		{"", 1999, "STATS b", "total_allowed=10 total_denied=8"},
+	}},
+	{"L4", []rlStep{
+		{"L4", 0, "CREATE c 10 1000", "OK"},
+		{"", 0, "CHECK c u COST 4", "[1,6,0,10,0]"},
+		{"", 200, "CHECK c u COST 4", "[1,2,0,10,4]"},
+		{"", 400, "CHECK c u COST 4", "[0,2,600,10,8]"},
+		{"", 400, "CHECK c u COST 2", "[1,0,0,10,8]"},
+		{"", 500, "CHECK c u COST 3", "[0,0,500,10,10]"},
+		{"", 1000, "CHECK c u COST 3", "[1,1,0,10,6]"},
+		{"", 1000, "PEEK c u", "[1,1,0,10,9]"},
+	}},
+	{"L5 K=2", []rlStep{
+		{"L5", 0, "CONFIG SET ratelimit.sliding-window-max-entries 2", "OK"},
+		{"", 0, "CREATE m 3 1000", "OK"},
+		{"", 0, "CHECK m u", "[1,2,0,3,0]"},
+		{"", 100, "CHECK m u", "[1,1,0,3,1]"},
+		{"", 300, "CHECK m u", "[1,0,0,3,2]"},
+		{"", 1000, "CHECK m u", "[0,0,100,3,3]"},
+		{"", 1000, "PEEK m u", "[0,0,100,3,3]"},
+		{"", 1100, "CHECK m u", "[1,1,0,3,1]"},
+	}},
+	{"L5 default K", []rlStep{
+		{"L5", 0, "CREATE m 3 1000", "OK"},
+		{"", 0, "CHECK m u", "[1,2,0,3,0]"},
+		{"", 100, "CHECK m u", "[1,1,0,3,1]"},
+		{"", 300, "CHECK m u", "[1,0,0,3,2]"},
+		{"", 1000, "CHECK m u", "[1,0,0,3,2]"},
+		{"", 1000, "PEEK m u", "[0,0,100,3,3]"},
+		{"", 1100, "CHECK m u", "[1,0,0,3,2]"},
+	}},
+	// §8.4: ties merge the oldest pair, into the LATER timestamp.
+	{"8.4 merge ties", []rlStep{
+		{"8.4", 0, "CONFIG SET ratelimit.sliding-window-max-entries 2", "OK"},
+		{"", 0, "CREATE m 10 1000", "OK"},
+		{"", 0, "CHECK m u", "[1,9,0,10,0]"},
+		{"", 100, "CHECK m u", "[1,8,0,10,1]"},
+		{"", 200, "CHECK m u", "[1,7,0,10,2]"},  // (0,1) (100,1) (200,1) -> (100,2) (200,1)
+		{"", 1100, "CHECK m u", "[1,8,0,10,1]"}, // (100,2) left at 1100
+		{"", 1100, "PEEK m u", "[1,8,0,10,2]"},  // (200,1) (1100,1)
+		{"", 1199, "PEEK m u", "[1,8,0,10,2]"},  // ...
+		{"", 1200, "PEEK m u", "[1,9,0,10,1]"},  // (200,1) left at 1200
+	}},
+	// §8.4: lowering K takes effect on the key's next recorded request.
+	{"8.4 lowering K", []rlStep{
+		{"8.4", 0, "CREATE m 3 1000", "OK"},
+		{"", 0, "CHECK m u", "[1,2,0,3,0]"},
+		{"", 100, "CHECK m u", "[1,1,0,3,1]"},
+		{"", 300, "CHECK m u", "[1,0,0,3,2]"},
+		{"", 300, "CONFIG SET ratelimit.sliding-window-max-entries 1", "OK"},
+		{"", 350, "PEEK m u", "[0,0,650,3,3]"},   // the log is still exact
+		{"", 1000, "CHECK m u", "[1,0,0,3,2]"},   // records (1000,1), then merges down to (1000,3)
+		{"", 1100, "CHECK m u", "[0,0,900,3,3]"}, // an exact log would allow
+	}},
+	{"L6", []rlStep{
+		{"L6", 0, "CREATE uploads 20 4000 ALGO token_bucket REFILL 5", "OK"},
+		{"", 0, "CHECK uploads u COST 20", "[1,0,0,20,0]"},
+		{"", 0, "CHECK uploads u", "[0,0,200,20,20]"},
+		{"", 199, "PEEK uploads u", "[0,0,1,20,20]"},
+		{"", 200, "CHECK uploads u", "[1,0,0,20,19]"},
+		{"", 200, "CHECK uploads u", "[0,0,200,20,20]"},
+		{"", 1000, "CHECK uploads u COST 5", "[0,4,200,20,16]"},
+		{"", 1000, "CHECK uploads u COST 21", "[0,4,-1,20,16]"},
+		{"", 1000, "STATS uploads", "name=uploads algo=token_bucket limit=20 window_ms=4000 unique_keys=1 total_allowed=21 total_denied=28 refill_per_sec=5"},
+		{"8.8", 4199, "STATS uploads", "unique_keys=1"},
+		{"", 5000, "RESET uploads u", "0"},
+		{"", 5000, "STATS uploads", "unique_keys=0 total_allowed=21 total_denied=28"},
+	}},
+	{"L7", []rlStep{
+		{"L7", 0, "CREATE t 3 1000 ALGO token_bucket", "OK"},
+		{"", 0, "CHECK t u", "[1,2,0,3,0]"},
+		{"", 0, "CHECK t u", "[1,1,0,3,1]"},
+		{"", 0, "CHECK t u", "[1,0,0,3,2]"},
+		{"", 0, "CHECK t u", "[0,0,334,3,3]"},
+		{"", 333, "CHECK t u", "[0,0,1,3,3]"},
+		{"", 334, "CHECK t u", "[1,0,0,3,2]"},
+		{"", 334, "PEEK t u", "[0,0,333,3,3]"},
+		{"", 334, "STATS t", "algo=token_bucket total_allowed=4 total_denied=2 refill_per_sec=3"},
+	}},
+	{"L8", []rlStep{
+		{"L8", 0, "CREATE t 3 1000 ALGO leaky_bucket", "OK"},
+		{"", 0, "CHECK t u", "[1,2,0,3,0]"},
+		{"", 0, "CHECK t u", "[1,1,0,3,1]"},
+		{"", 0, "CHECK t u", "[1,0,0,3,2]"},
+		{"", 0, "CHECK t u", "[0,0,334,3,3]"},
+		{"", 333, "CHECK t u", "[0,0,1,3,3]"},
+		{"", 334, "CHECK t u", "[1,0,0,3,2]"},
+		{"", 334, "PEEK t u", "[0,0,333,3,3]"},
+		{"", 334, "STATS t", "algo=leaky_bucket total_allowed=4 total_denied=2 drain_per_sec=3"},
+	}},
+	{"L9", []rlStep{
+		{"L9", 0, "CREATE h 2 1000 ALGO token_bucket REFILL 0.5", "OK"},
+		{"", 0, "CHECK h u COST 2", "[1,0,0,2,0]"},
+		{"", 0, "CHECK h u", "[0,0,2000,2,2]"},
+		{"", 1999, "CHECK h u", "[0,0,1,2,2]"},
+		{"", 2000, "CHECK h u", "[1,0,0,2,1]"},
+		{"", 2000, "PEEK h u", "[0,0,2000,2,2]"},
+		{"", 2000, "STATS h", "refill_per_sec=0.5"},
+	}},
+	{"L10", []rlStep{
+		{"L10", 0, "CREATE api 100 60000", "OK"},
+		{"", 0, "CREATE tb 100 60000 ALGO token_bucket", "OK"},
+		{"", 0, "PEEK api x", "[1,100,0,100,0]"},
+		{"", 0, "PEEK tb x", "[1,100,0,100,0]"},
+		{"", 0, "CHECK api x COST 101", "[0,100,-1,100,0]"},
+		{"", 0, "CHECK tb x COST 101", "[0,100,-1,100,0]"},
+		{"", 0, "STATS api", "unique_keys=0 total_allowed=0 total_denied=101"},
+		// the default rate 100 per 60 s is the shortest decimal of its double
+		{"", 0, "STATS tb", "unique_keys=0 total_allowed=0 total_denied=101 refill_per_sec=1.6666666666666667"},
+	}},
+	{"8.3 unique_keys", []rlStep{
+		{"8.3", 0, "CREATE a 3 1000", "OK"},
+		{"", 0, "CHECK a u1", "[1,2,0,3,0]"},
+		{"", 500, "CHECK a u2 COST 3", "[1,0,0,3,0]"},
+		{"", 500, "CHECK a \"\"", "[1,2,0,3,0]"},
+		{"", 500, "CHECK a u2", "[0,0,1000,3,3]"},
+		{"", 999, "STATS a", "unique_keys=3 total_allowed=5 total_denied=1"},
+		{"", 1000, "STATS a", "unique_keys=2"},
+		{"", 1000, "RESET a u2", "1"},
+		{"", 1000, "STATS a", "unique_keys=1 total_allowed=5 total_denied=1"},
+		{"", 1500, "STATS a", "unique_keys=0"},
+	}},
+	// §2.5: limits and costs up to 2^63-1 neither overflow nor crash; TATs saturate at MAX.
+	{"2.5 overflow", []rlStep{
+		{"2.5", 0, "CREATE f 9223372036854775807 1000 ALGO token_bucket", "OK"},
+		{"", 0, "CHECK f u COST 9223372036854775807", "[1,0,0,9223372036854775807,0]"},
+		{"", 0, "CHECK f u", "[1,1699999999999999999,0,9223372036854775807,7523372036854775807]"},
+		{"", 0, "PEEK f u", "[1,1700000000000000000,0,9223372036854775807,7523372036854775807]"},
+		{"", 0, "STATS f", "unique_keys=1 total_allowed=9223372036854775807 total_denied=0 refill_per_sec=9223372036854776000"},
+		{"", 0, "CREATE s 9223372036854775807 1000", "OK"},
+		{"", 0, "CHECK s u COST 9223372036854775807", "[1,0,0,9223372036854775807,0]"},
+		{"", 0, "CHECK s u", "[0,0,1000,9223372036854775807,9223372036854775807]"},
+		{"", 0, "PEEK s u", "[0,0,1000,9223372036854775807,9223372036854775807]"},
+		{"", 999, "CHECK s u COST 9223372036854775807", "[0,0,1,9223372036854775807,9223372036854775807]"},
+		{"", 1000, "CHECK s u COST 9223372036854775807", "[1,0,0,9223372036854775807,0]"},
+		{"", 1000, "STATS s", "unique_keys=1 total_allowed=9223372036854775807 total_denied=9223372036854775807"},
+	}},
+}
+
 func TestRateLimitVectors(t *testing.T) {
-	blocks := []rlBlock{
-		{"L1", []rlStep{
-			{"L1", 0, "CREATE api 100 60000", "OK"},
-			{"", 0, "CHECK api user:42", "[1,99,0,100,0]"},
-			{"", 0, "CHECK api user:42 COST 5", "[1,94,0,100,1]"},
-			{"", 0, "STATS api", "name=api algo=sliding_window limit=100 window_ms=60000 unique_keys=1 total_allowed=6 total_denied=0"},
-			{"", 0, "RESET api user:42", "1"},
-			{"", 0, "RESET api user:42", "0"},
-			{"", 0, "STATS api", "unique_keys=0 total_allowed=6 total_denied=0"},
-		}},
-		{"L2", []rlStep{
-			{"L2", 0, "CREATE a 3 1000", "OK"},
-			{"", 0, "CHECK a u", "[1,2,0,3,0]"},
-			{"", 100, "CHECK a u", "[1,1,0,3,1]"},
-			{"", 200, "CHECK a u", "[1,0,0,3,2]"},
-			{"", 300, "CHECK a u", "[0,0,700,3,3]"},
-			{"", 300, "PEEK a u", "[0,0,700,3,3]"},
-			{"", 999, "CHECK a u", "[0,0,1,3,3]"},
-			{"", 1000, "CHECK a u", "[1,0,0,3,2]"},
-			{"", 1000, "CHECK a u", "[0,0,100,3,3]"},
-			{"", 1100, "CHECK a u", "[1,0,0,3,2]"},
-			{"", 1100, "STATS a", "unique_keys=1 total_allowed=5 total_denied=3"},
-			{"", 2200, "STATS a", "unique_keys=0 total_allowed=5 total_denied=3"},
-		}},
-		{"L3", []rlStep{
-			{"L3", 0, "CREATE b 5 1000", "OK"},
-			{"", 999, "CHECK b u COST 5", "[1,0,0,5,0]"},
-			{"", 1000, "CHECK b u", "[0,0,999,5,5]"},
-			{"", 1998, "CHECK b u", "[0,0,1,5,5]"},
-			{"", 1999, "CHECK b u COST 5", "[1,0,0,5,0]"},
-			{"", 1999, "CHECK b u COST 6", "[0,0,-1,5,5]"},
-			{"", 1999, "STATS b", "total_allowed=10 total_denied=8"},
-		}},
-		{"L4", []rlStep{
-			{"L4", 0, "CREATE c 10 1000", "OK"},
-			{"", 0, "CHECK c u COST 4", "[1,6,0,10,0]"},
-			{"", 200, "CHECK c u COST 4", "[1,2,0,10,4]"},
-			{"", 400, "CHECK c u COST 4", "[0,2,600,10,8]"},
-			{"", 400, "CHECK c u COST 2", "[1,0,0,10,8]"},
-			{"", 500, "CHECK c u COST 3", "[0,0,500,10,10]"},
-			{"", 1000, "CHECK c u COST 3", "[1,1,0,10,6]"},
-			{"", 1000, "PEEK c u", "[1,1,0,10,9]"},
-		}},
-		{"L5 K=2", []rlStep{
-			{"L5", 0, "CONFIG SET ratelimit.sliding-window-max-entries 2", "OK"},
-			{"", 0, "CREATE m 3 1000", "OK"},
-			{"", 0, "CHECK m u", "[1,2,0,3,0]"},
-			{"", 100, "CHECK m u", "[1,1,0,3,1]"},
-			{"", 300, "CHECK m u", "[1,0,0,3,2]"},
-			{"", 1000, "CHECK m u", "[0,0,100,3,3]"},
-			{"", 1000, "PEEK m u", "[0,0,100,3,3]"},
-			{"", 1100, "CHECK m u", "[1,1,0,3,1]"},
-		}},
-		{"L5 default K", []rlStep{
-			{"L5", 0, "CREATE m 3 1000", "OK"},
-			{"", 0, "CHECK m u", "[1,2,0,3,0]"},
-			{"", 100, "CHECK m u", "[1,1,0,3,1]"},
-			{"", 300, "CHECK m u", "[1,0,0,3,2]"},
-			{"", 1000, "CHECK m u", "[1,0,0,3,2]"},
-			{"", 1000, "PEEK m u", "[0,0,100,3,3]"},
-			{"", 1100, "CHECK m u", "[1,0,0,3,2]"},
-		}},
-		// §8.4: ties merge the oldest pair, into the LATER timestamp.
-		{"8.4 merge ties", []rlStep{
-			{"8.4", 0, "CONFIG SET ratelimit.sliding-window-max-entries 2", "OK"},
-			{"", 0, "CREATE m 10 1000", "OK"},
-			{"", 0, "CHECK m u", "[1,9,0,10,0]"},
-			{"", 100, "CHECK m u", "[1,8,0,10,1]"},
-			{"", 200, "CHECK m u", "[1,7,0,10,2]"},  // (0,1) (100,1) (200,1) -> (100,2) (200,1)
-			{"", 1100, "CHECK m u", "[1,8,0,10,1]"}, // (100,2) left at 1100
-			{"", 1100, "PEEK m u", "[1,8,0,10,2]"},  // (200,1) (1100,1)
-			{"", 1199, "PEEK m u", "[1,8,0,10,2]"},  // ...
-			{"", 1200, "PEEK m u", "[1,9,0,10,1]"},  // (200,1) left at 1200
-		}},
-		// §8.4: lowering K takes effect on the key's next recorded request.
-		{"8.4 lowering K", []rlStep{
-			{"8.4", 0, "CREATE m 3 1000", "OK"},
-			{"", 0, "CHECK m u", "[1,2,0,3,0]"},
-			{"", 100, "CHECK m u", "[1,1,0,3,1]"},
-			{"", 300, "CHECK m u", "[1,0,0,3,2]"},
-			{"", 300, "CONFIG SET ratelimit.sliding-window-max-entries 1", "OK"},
-			{"", 350, "PEEK m u", "[0,0,650,3,3]"},   // the log is still exact
-			{"", 1000, "CHECK m u", "[1,0,0,3,2]"},   // records (1000,1), then merges down to (1000,3)
-			{"", 1100, "CHECK m u", "[0,0,900,3,3]"}, // an exact log would allow
-		}},
-		{"L6", []rlStep{
-			{"L6", 0, "CREATE uploads 20 4000 ALGO token_bucket REFILL 5", "OK"},
-			{"", 0, "CHECK uploads u COST 20", "[1,0,0,20,0]"},
-			{"", 0, "CHECK uploads u", "[0,0,200,20,20]"},
-			{"", 199, "PEEK uploads u", "[0,0,1,20,20]"},
-			{"", 200, "CHECK uploads u", "[1,0,0,20,19]"},
-			{"", 200, "CHECK uploads u", "[0,0,200,20,20]"},
-			{"", 1000, "CHECK uploads u COST 5", "[0,4,200,20,16]"},
-			{"", 1000, "CHECK uploads u COST 21", "[0,4,-1,20,16]"},
-			{"", 1000, "STATS uploads", "name=uploads algo=token_bucket limit=20 window_ms=4000 unique_keys=1 total_allowed=21 total_denied=28 refill_per_sec=5"},
-			{"8.8", 4199, "STATS uploads", "unique_keys=1"},
-			{"", 5000, "RESET uploads u", "0"},
-			{"", 5000, "STATS uploads", "unique_keys=0 total_allowed=21 total_denied=28"},
-		}},
-		{"L7", []rlStep{
-			{"L7", 0, "CREATE t 3 1000 ALGO token_bucket", "OK"},
-			{"", 0, "CHECK t u", "[1,2,0,3,0]"},
-			{"", 0, "CHECK t u", "[1,1,0,3,1]"},
-			{"", 0, "CHECK t u", "[1,0,0,3,2]"},
-			{"", 0, "CHECK t u", "[0,0,334,3,3]"},
-			{"", 333, "CHECK t u", "[0,0,1,3,3]"},
-			{"", 334, "CHECK t u", "[1,0,0,3,2]"},
-			{"", 334, "PEEK t u", "[0,0,333,3,3]"},
-			{"", 334, "STATS t", "algo=token_bucket total_allowed=4 total_denied=2 refill_per_sec=3"},
-		}},
-		{"L8", []rlStep{
-			{"L8", 0, "CREATE t 3 1000 ALGO leaky_bucket", "OK"},
-			{"", 0, "CHECK t u", "[1,2,0,3,0]"},
-			{"", 0, "CHECK t u", "[1,1,0,3,1]"},
-			{"", 0, "CHECK t u", "[1,0,0,3,2]"},
-			{"", 0, "CHECK t u", "[0,0,334,3,3]"},
-			{"", 333, "CHECK t u", "[0,0,1,3,3]"},
-			{"", 334, "CHECK t u", "[1,0,0,3,2]"},
-			{"", 334, "PEEK t u", "[0,0,333,3,3]"},
-			{"", 334, "STATS t", "algo=leaky_bucket total_allowed=4 total_denied=2 drain_per_sec=3"},
-		}},
-		{"L9", []rlStep{
-			{"L9", 0, "CREATE h 2 1000 ALGO token_bucket REFILL 0.5", "OK"},
-			{"", 0, "CHECK h u COST 2", "[1,0,0,2,0]"},
-			{"", 0, "CHECK h u", "[0,0,2000,2,2]"},
-			{"", 1999, "CHECK h u", "[0,0,1,2,2]"},
-			{"", 2000, "CHECK h u", "[1,0,0,2,1]"},
-			{"", 2000, "PEEK h u", "[0,0,2000,2,2]"},
-			{"", 2000, "STATS h", "refill_per_sec=0.5"},
-		}},
-		{"L10", []rlStep{
-			{"L10", 0, "CREATE api 100 60000", "OK"},
-			{"", 0, "CREATE tb 100 60000 ALGO token_bucket", "OK"},
-			{"", 0, "PEEK api x", "[1,100,0,100,0]"},
-			{"", 0, "PEEK tb x", "[1,100,0,100,0]"},
-			{"", 0, "CHECK api x COST 101", "[0,100,-1,100,0]"},
-			{"", 0, "CHECK tb x COST 101", "[0,100,-1,100,0]"},
-			{"", 0, "STATS api", "unique_keys=0 total_allowed=0 total_denied=101"},
-			// the default rate 100 per 60 s is the shortest decimal of its double
-			{"", 0, "STATS tb", "unique_keys=0 total_allowed=0 total_denied=101 refill_per_sec=1.6666666666666667"},
-		}},
-		{"8.3 unique_keys", []rlStep{
-			{"8.3", 0, "CREATE a 3 1000", "OK"},
-			{"", 0, "CHECK a u1", "[1,2,0,3,0]"},
-			{"", 500, "CHECK a u2 COST 3", "[1,0,0,3,0]"},
-			{"", 500, "CHECK a \"\"", "[1,2,0,3,0]"},
-			{"", 500, "CHECK a u2", "[0,0,1000,3,3]"},
-			{"", 999, "STATS a", "unique_keys=3 total_allowed=5 total_denied=1"},
-			{"", 1000, "STATS a", "unique_keys=2"},
-			{"", 1000, "RESET a u2", "1"},
-			{"", 1000, "STATS a", "unique_keys=1 total_allowed=5 total_denied=1"},
-			{"", 1500, "STATS a", "unique_keys=0"},
-		}},
-		// §2.5: limits and costs up to 2^63-1 neither overflow nor crash; TATs saturate at MAX.
-		{"2.5 overflow", []rlStep{
-			{"2.5", 0, "CREATE f 9223372036854775807 1000 ALGO token_bucket", "OK"},
-			{"", 0, "CHECK f u COST 9223372036854775807", "[1,0,0,9223372036854775807,0]"},
-			{"", 0, "CHECK f u", "[1,1699999999999999999,0,9223372036854775807,7523372036854775807]"},
-			{"", 0, "PEEK f u", "[1,1700000000000000000,0,9223372036854775807,7523372036854775807]"},
-			{"", 0, "STATS f", "unique_keys=1 total_allowed=9223372036854775807 total_denied=0 refill_per_sec=9223372036854776000"},
-			{"", 0, "CREATE s 9223372036854775807 1000", "OK"},
-			{"", 0, "CHECK s u COST 9223372036854775807", "[1,0,0,9223372036854775807,0]"},
-			{"", 0, "CHECK s u", "[0,0,1000,9223372036854775807,9223372036854775807]"},
-			{"", 0, "PEEK s u", "[0,0,1000,9223372036854775807,9223372036854775807]"},
-			{"", 999, "CHECK s u COST 9223372036854775807", "[0,0,1,9223372036854775807,9223372036854775807]"},
-			{"", 1000, "CHECK s u COST 9223372036854775807", "[1,0,0,9223372036854775807,0]"},
-			{"", 1000, "STATS s", "unique_keys=1 total_allowed=9223372036854775807 total_denied=9223372036854775807"},
-		}},
-	}
+	blocks := rateLimitBlocks
 	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
 		rlRunBlocks(t, c, true, blocks)
 		// §8.1: a limiter belongs to no database.
