@@ -10,16 +10,17 @@ FUZZTIME ?= 1000000x
 KEYS     ?= 1000000
 TTL      ?= 1s
 
-.PHONY: run build test fuzz stress-expiry docs lint setup
+.PHONY: run build test fuzz stress-expiry docs lint setup bench
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
 	mkdir -p $(DATA)
 	./bin/hotkv-server --port $(PORT) --bind $(BIND) --dir $(DATA) $(ARGS)
 
-## build: bin/hotkv-server (and bin/hotkv-docs once cmd/hotkv-docs exists)
+## build: bin/hotkv-server, bin/hotkv-bench and bin/hotkv-docs
 build:
 	$(GO) build -o bin/hotkv-server ./cmd/hotkv-server
+	$(GO) build -o bin/hotkv-bench ./cmd/hotkv-bench
 	@if [ -d cmd/hotkv-docs ]; then echo "$(GO) build -o bin/hotkv-docs ./cmd/hotkv-docs"; $(GO) build -o bin/hotkv-docs ./cmd/hotkv-docs; fi
 
 ## test: setup, gofmt, vet, go test -race ./..., a short fuzz run, the redis-cli smoke test
@@ -35,6 +36,10 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/resp/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/persist/
 	$(GO) test -run='^$$' -fuzz='^FuzzLogReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/persist/
+
+## bench: HotKV vs Redis 7 side by side; rewrites docs/benchmarks.md (BENCHARGS go to `hotkv-bench suite`)
+bench:
+	bash scripts/bench.sh $(BENCHARGS)
 
 ## stress-expiry: KEYS (default 1M) keys with a TTL (default 1s), HotKV vs Redis; not in `make test`
 stress-expiry:

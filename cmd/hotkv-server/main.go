@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/hotkv/hotkv/internal/config"
@@ -61,6 +63,12 @@ func run(argv []string) int {
 		return 1
 	}
 	defer closeLog()
+	stopProfiles, err := startProfiles()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopProfiles()
 	srv := server.New(cfg, logger)
 	// Catch SIGTERM/SIGINT before the listeners open: a client may connect and a supervisor
 	// may signal as soon as the port answers, and the default action would kill the process
@@ -125,4 +133,34 @@ func checkAOF(args []string) int {
 		return 1
 	}
 	return server.CheckAOF(os.Stdout, paths[0], fix)
+}
+
+// startProfiles starts the CPU profile named by HOTKV_CPUPROFILE and arranges the heap
+// profile named by HOTKV_MEMPROFILE, both written when the server shuts down cleanly
+// (SHUTDOWN, SIGTERM, SIGINT). They are environment variables rather than directives because
+// they are for profiling a build under load (docs/benchmarks.md), not for running one.
+func startProfiles() (stop func(), err error) {
+	cpu, mem := os.Getenv("HOTKV_CPUPROFILE"), os.Getenv("HOTKV_MEMPROFILE")
+	var cpuFile *os.File
+	if cpu != "" {
+		if cpuFile, err = os.Create(cpu); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(cpuFile); err != nil {
+			return nil, err
+		}
+	}
+	return func() {
+		if cpuFile != nil {
+			pprof.StopCPUProfile()
+			cpuFile.Close()
+		}
+		if mem != "" {
+			if f, err := os.Create(mem); err == nil {
+				runtime.GC()
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}
+	}, nil
 }

@@ -1,0 +1,255 @@
+// Command hotkv-bench is HotKV's load generator and its side-by-side benchmark against Redis.
+//
+//	hotkv-bench [run] [flags] [COMMAND ARG ...]   one load run against one server
+//	hotkv-bench memory [flags]                    bytes per rate-limit key
+//	hotkv-bench snapshot [flags]                  latency during BGSAVE against without
+//	hotkv-bench suite [flags]                     HotKV and Redis interleaved; writes docs/benchmarks.md
+//
+// It speaks raw pipelined RESP (see internal/bench), so what it measures is the server.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	args := os.Args[1:]
+	mode := "run"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "run", "memory", "snapshot", "suite":
+			mode, args = args[0], args[1:]
+		}
+	}
+	var err error
+	switch mode {
+	case "run":
+		err = runCmd(ctx, args)
+	case "memory":
+		err = memoryCmd(ctx, args)
+	case "snapshot":
+		err = snapshotCmd(ctx, args)
+	case "suite":
+		err = suiteCmd(ctx, args)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hotkv-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func workloadNames() string {
+	names := make([]string, len(bench.Workloads))
+	for i, w := range bench.Workloads {
+		names[i] = w.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func runCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:6379", "server address")
+	wl := fs.String("w", "", "workload: "+workloadNames()+" (or give a command line after the flags)")
+	redisWay := fs.Bool("redis", false, "send the workload's Redis form (Lua scripts etc.) instead of HotKV's")
+	conns := fs.Int("c", 50, "connections (1 to 10000)")
+	pipe := fs.Int("P", 1, "requests per pipelined batch")
+	dur := fs.Duration("d", 5*time.Second, "run for this long (after the warmup)")
+	n := fs.Int64("n", 0, "run this many requests instead of -d")
+	warm := fs.Duration("warmup", time.Second, "unmeasured load before the run")
+	keyspace := fs.Uint64("r", 1_000_000, "keyspace: random key numbers below this replace "+bench.RandPlaceholder)
+	rate := fs.Float64("rate", 0, "open-loop: requests per second in total (0: as fast as replies come)")
+	seq := fs.Bool("seq", false, "with -n, number keys 0..n-1 instead of at random (a fill)")
+	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	quiet := fs.Bool("q", false, "no progress line")
+	fs.Parse(args)
+	var tmpl bench.Template
+	label := strings.Join(fs.Args(), " ")
+	switch {
+	case *wl != "":
+		w, ok := bench.FindWorkload(*wl)
+		if !ok {
+			return fmt.Errorf("unknown workload %q (have %s)", *wl, workloadNames())
+		}
+		t, err := w.Prepare(ctx, *addr, *redisWay)
+		if err != nil {
+			return err
+		}
+		tmpl, label = t, t.String()
+	case fs.NArg() > 0:
+		tmpl = bench.ParseTemplate(fs.Args()...)
+	default:
+		return fmt.Errorf("give -w WORKLOAD or a command line")
+	}
+	cfg := bench.Config{Addr: *addr, Conns: *conns, Pipeline: *pipe, Warmup: *warm, Keyspace: *keyspace,
+		Rate: *rate, Commands: []bench.Template{tmpl}, Seed: 1, Label: label, Sequential: *seq}
+	if *n > 0 {
+		cfg.Requests, cfg.Warmup = *n, 0
+	} else {
+		cfg.Duration = *dur
+	}
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	if _, err := bench.RaiseFileLimit(); err != nil {
+		return err
+	}
+	r, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		return json.NewEncoder(os.Stdout).Encode(map[string]any{
+			"command": label, "requests": r.Requests, "errors": r.Errors, "first_error": r.FirstError,
+			"seconds": r.Elapsed.Seconds(), "rps": r.Throughput(),
+			"p50_ms": ms(r.Hist.Quantile(0.5)), "p99_ms": ms(r.Hist.Quantile(0.99)),
+			"p999_ms": ms(r.Hist.Quantile(0.999)), "max_ms": ms(r.Hist.Max()),
+		})
+	}
+	fmt.Printf("%s: %.0f req/s (%d requests in %.2fs, %d conns, pipeline %d, client GOMAXPROCS %d)\n",
+		label, r.Throughput(), r.Requests, r.Elapsed.Seconds(), *conns, *pipe, runtime.GOMAXPROCS(0))
+	fmt.Printf("latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  mean %.3f\n",
+		ms(r.Hist.Quantile(0.5)), ms(r.Hist.Quantile(0.99)), ms(r.Hist.Quantile(0.999)), ms(r.Hist.Max()), ms(r.Hist.Mean()))
+	if r.Errors > 0 {
+		fmt.Printf("errors: %d (first: %s)\n", r.Errors, r.FirstError)
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func memoryCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("memory", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:6379", "server address (it is FLUSHALLed)")
+	n := fs.Int64("n", 1_000_000, "rate-limit keys to create")
+	redisWay := fs.Bool("redis", false, "fill with the GCRA Lua script (for a Redis server)")
+	fs.Parse(args)
+	m, err := bench.Memory(ctx, *addr, *redisWay, *n)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d keys in %.1fs: %.1f bytes/key (used_memory), %.1f bytes/key (RSS)\n",
+		m.Keys, m.FillTime.Seconds(), m.BytesPerKey(), m.RSSPerKey())
+	return nil
+}
+
+func snapshotCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("snapshot", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:6379", "server address (it is FLUSHALLed)")
+	keys := fs.Int64("keys", 1_000_000, "keys to fill before snapshotting")
+	rate := fs.Float64("rate", 20000, "requests per second offered during the run")
+	conns := fs.Int("c", 50, "connections")
+	dur := fs.Duration("d", 10*time.Second, "run length")
+	fs.Parse(args)
+	r, err := bench.SnapshotLatency(ctx, *addr, *keys, *rate, *conns, *dur)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d BGSAVEs of %d keys, %.2fs in all, at %.0f req/s offered\n", r.Saves, r.Keys, r.SaveTime.Seconds(), r.Rate)
+	for _, p := range []struct {
+		name string
+		h    *bench.Histogram
+	}{{"without", r.Outside}, {"during", r.During}} {
+		fmt.Printf("%-8s %7d reqs  p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f ms\n", p.name, p.h.Count(),
+			ms(p.h.Quantile(0.5)), ms(p.h.Quantile(0.99)), ms(p.h.Quantile(0.999)), ms(p.h.Max()))
+	}
+	if r.Outside.Count() > 0 && r.During.Count() > 0 {
+		fmt.Printf("p99 during / without: %.2f\n", float64(r.During.Quantile(0.99))/float64(r.Outside.Quantile(0.99)))
+	}
+	return nil
+}
+
+func suiteCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("suite", flag.ExitOnError)
+	out := fs.String("out", "docs", "directory for benchmarks.md and benchmarks/ (plots, results.json)")
+	hotkv := fs.String("hotkv", "bin/hotkv-server", "hotkv-server binary")
+	redisBin := fs.String("redis-server", "redis-server", "redis-server binary")
+	rounds := fs.Int("rounds", 3, "interleaved rounds per case")
+	dur := fs.Duration("d", 2*time.Second, "measured time per run")
+	warm := fs.Duration("warmup", 500*time.Millisecond, "unmeasured load before each run")
+	keyspace := fs.Uint64("keyspace", 1_000_000, "keys drawn from")
+	mem := fs.String("mem", "1000000,10000000", "key counts for bytes per key (empty: skip)")
+	snap := fs.Int64("snapshot-keys", 1_000_000, "keys for the BGSAVE latency case (0: skip)")
+	many := fs.String("conns", "1000,10000", "connection counts of the many-connections cases (empty: skip)")
+	only := fs.String("only", "", "comma-separated workloads to run (default all)")
+	from := fs.String("from", "", "rewrite the report from this results.json instead of running")
+	fs.Parse(args)
+	var res *bench.Results
+	if *from != "" {
+		b, err := os.ReadFile(*from)
+		if err != nil {
+			return err
+		}
+		res = &bench.Results{}
+		if err := json.Unmarshal(b, res); err != nil {
+			return err
+		}
+	} else {
+		cfg := bench.SuiteConfig{HotKVBin: *hotkv, RedisBin: *redisBin, Rounds: *rounds, Duration: *dur, Warmup: *warm,
+			Keyspace: *keyspace, SnapshotKeys: *snap, Log: os.Stderr}
+		for _, f := range splitList(*mem) {
+			var n int64
+			fmt.Sscan(f, &n)
+			cfg.MemKeys = append(cfg.MemKeys, n)
+		}
+		for _, f := range splitList(*many) {
+			var n int
+			fmt.Sscan(f, &n)
+			cfg.ManyConns = append(cfg.ManyConns, n)
+		}
+		cfg.Only = splitList(*only)
+		var err error
+		if res, err = bench.RunSuite(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(*out, "benchmarks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if *from == "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := res.Plots(dir); err != nil {
+		return err
+	}
+	md := filepath.Join(*out, "benchmarks.md")
+	report := res.Markdown(bench.ExistingFindings(md))
+	if err := os.WriteFile(md, []byte(report), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s\n", md)
+	for _, t := range res.Targets() {
+		mark := "met"
+		if !t.Met {
+			mark = "NOT MET"
+		}
+		fmt.Printf("%-80s %-7s %6s  %s\n", t.What, t.Bar, t.Measured, mark)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// MemResult is what filling a server with rate-limit keys cost.
+type MemResult struct {
+	Keys int64
+	// UsedBefore/After are INFO memory's used_memory (allocator bytes in use) and
+	// RSSBefore/After its used_memory_rss (the process's resident set), each read after
+	// MEMORY PURGE so freed memory is not counted.
+	UsedBefore, UsedAfter int64
+	RSSBefore, RSSAfter   int64
+	FillTime              time.Duration
+}
+
+// BytesPerKey is the used_memory growth per key.
+func (m MemResult) BytesPerKey() float64 {
+	return float64(m.UsedAfter-m.UsedBefore) / float64(m.Keys)
+}
+
+// RSSPerKey is the resident-set growth per key.
+func (m MemResult) RSSPerKey() float64 {
+	return float64(m.RSSAfter-m.RSSBefore) / float64(m.Keys)
+}
+
+func memSample(ctx context.Context, addr string) (used, rss int64, err error) {
+	if _, err := Do(ctx, addr, "MEMORY", "PURGE"); err != nil {
+		return 0, 0, err
+	}
+	time.Sleep(200 * time.Millisecond) // let RSS settle after the purge
+	info, err := Info(ctx, addr, "memory")
+	if err != nil {
+		return 0, 0, err
+	}
+	used, _ = strconv.ParseInt(info["used_memory"], 10, 64)
+	rss, _ = strconv.ParseInt(info["used_memory_rss"], 10, 64)
+	return used, rss, nil
+}
+
+// Memory empties the server, then creates n live GCRA keys the way each server would hold a
+// per-user limit (GCRA.LIMIT on HotKV, the GCRA Lua script on Redis, both with a one-minute
+// period so nothing expires during the measurement) and reports the growth.
+func Memory(ctx context.Context, addr string, redisSide bool, n int64) (MemResult, error) {
+	w, _ := FindWorkload("gcra")
+	if _, err := Do(ctx, addr, "FLUSHALL"); err != nil {
+		return MemResult{}, err
+	}
+	t, err := w.Prepare(ctx, addr, redisSide)
+	if err != nil {
+		return MemResult{}, err
+	}
+	res := MemResult{Keys: n}
+	if res.UsedBefore, res.RSSBefore, err = memSample(ctx, addr); err != nil {
+		return res, err
+	}
+	start := time.Now()
+	r, err := Run(ctx, Config{Addr: addr, Conns: 8, Pipeline: 64, Requests: n, Sequential: true, Commands: []Template{t}})
+	if err != nil {
+		return res, err
+	}
+	res.FillTime = time.Since(start)
+	if r.Errors > 0 {
+		return res, fmt.Errorf("%s: %d error replies while filling, first: %s", addr, r.Errors, r.FirstError)
+	}
+	size, err := Do(ctx, addr, "DBSIZE")
+	if err != nil {
+		return res, err
+	}
+	if size.(int64) != n {
+		return res, fmt.Errorf("%s: DBSIZE %d after filling %d keys", addr, size, n)
+	}
+	res.UsedAfter, res.RSSAfter, err = memSample(ctx, addr)
+	if err != nil {
+		return res, err
+	}
+	_, err = Do(ctx, addr, "FLUSHALL")
+	return res, err
+}
