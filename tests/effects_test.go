@@ -20,7 +20,7 @@ type effectLog struct {
 
 func (l *effectLog) Append(e store.Effect) {
 	l.mu.Lock()
-	l.effects = append(l.effects, e)
+	l.effects = append(l.effects, store.CloneEffect(e)) // Args are valid only during the call
 	l.mu.Unlock()
 }
 

@@ -149,6 +149,14 @@ type Ctx struct {
 	// the dispatcher journals a write's own arguments when it changed something and its
 	// handler journaled nothing itself (effects.go).
 	changed, journaled bool
+	// nanoMark is the clock reading that ended the previous command of the batch (0 at the
+	// start of a batch: BeginBatch).
+	nanoMark int64
+	// lastLookup is the command the previous name resolved to, tried first.
+	lastLookup *Command
+	// effArgs and effNum are Emit's scratch space, reused by every command of the connection.
+	effArgs [][]byte
+	effNum  []byte
 	// tx collects the effects of an EXEC's commands so that they are journaled as one
 	// MULTI ... EXEC block; nil outside EXEC or when no journal is installed.
 	tx *txJournal
@@ -281,3 +289,7 @@ func (c *Ctx) WithShard(s *store.Shard, fn func()) {
 
 // itoa is strconv.Itoa for int64, for building replies off the hot path.
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// BeginBatch tells the context that a new batch of commands starts: the time since the last
+// command ran (waiting for the client, writing replies) is no command's time.
+func (c *Ctx) BeginBatch() { c.nanoMark = 0 }

@@ -76,22 +76,6 @@ var (
 	effPersist   = []byte("PERSIST")
 )
 
-// cloneArgs copies a command line into one allocation: the arguments may point into the
-// connection's read buffer, and the journal keeps them.
-func cloneArgs(args [][]byte) [][]byte {
-	size := 0
-	for _, a := range args {
-		size += len(a)
-	}
-	buf := make([]byte, 0, size)
-	out := make([][]byte, len(args))
-	for i, a := range args {
-		buf = append(buf, a...)
-		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
-	}
-	return out
-}
-
 // journal is where the current command's effects go: the EXEC's block while one runs,
 // otherwise the store's journal; nil when nothing consumes effects. Every effect appended
 // through it is stamped with the command time, c.Now (store.Effect.Time), including those the
@@ -136,7 +120,7 @@ func (c *Ctx) emitDel(key []byte) {
 // emitExpireAt journals PEXPIREAT key at.
 func (c *Ctx) emitExpireAt(key []byte, at int64) {
 	if c.Store.Journal != nil {
-		c.Emit(c.DB.ID, effPExpireAt, key, appendInt(nil, at))
+		c.Emit(c.DB.ID, effPExpireAt, key, c.effInt(at))
 	}
 }
 
@@ -146,7 +130,7 @@ func (c *Ctx) emitSet(key, value []byte, at int64, keepTTL bool) {
 	switch {
 	case c.Store.Journal == nil:
 	case at != 0:
-		c.Emit(c.DB.ID, effSet, key, value, effPXAT, appendInt(nil, at))
+		c.Emit(c.DB.ID, effSet, key, value, effPXAT, c.effInt(at))
 	case keepTTL:
 		c.Emit(c.DB.ID, effSet, key, value, effKeepTTL)
 	default:
@@ -188,7 +172,7 @@ func (t *txJournal) Append(e store.Effect) {
 	case t.open:
 		t.out.Append(e)
 	case !unguarded(e):
-		t.pending = append(t.pending, e)
+		t.pending = append(t.pending, store.CloneEffect(e)) // held past the call
 	default:
 		t.db, t.time = e.DB, e.Time
 		if len(t.pending) > 0 {

@@ -54,7 +54,7 @@ func TestEveryWriteHasAnEffectDecision(t *testing.T) {
 func TestDispatcherJournalsArgvOnce(t *testing.T) {
 	st := store.New(2, 4, clock.NewFake(harnessT0))
 	var got []store.Effect
-	st.Journal = store.JournalFunc(func(e store.Effect) { got = append(got, e) })
+	st.Journal = store.JournalFunc(func(e store.Effect) { got = append(got, store.CloneEffect(e)) })
 	tbl := Default()
 	c := &Ctx{W: resp.NewWriter(), Client: &Client{}, Srv: &rlBenchServer{}, Store: st, DB: st.DB(1), Now: harnessT0}
 	run := func(args ...string) {

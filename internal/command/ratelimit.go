@@ -160,7 +160,7 @@ func storeTAT(c *Ctx, key []byte, e *store.Entry, tat int64) {
 	}
 	c.Dirty(1)
 	if c.Store.Journal != nil {
-		c.Emit(c.DB.ID, []byte("SET"), key, appendInt(nil, tat), []byte("PXAT"), appendInt(nil, expireAt))
+		c.Emit(c.DB.ID, effSet, key, c.effInt(tat), effPXAT, c.effInt(expireAt))
 	}
 }
 

@@ -256,7 +256,7 @@ func setCommand(c *Ctx) {
 		}
 		return
 	}
-	c.DB.Set(key, StringValue(c.Args[2]), expireAt, flags&setKeepTTL != 0, c.Now)
+	c.DB.Set(key, overwriteString(e, c.Args[2]), expireAt, flags&setKeepTTL != 0, c.Now)
 	c.Dirty(1)
 	if c.Store.Journal != nil {
 		if expireAt != 0 && expireAt < c.Now {

@@ -17,6 +17,26 @@ func StringValue(b []byte) store.Value {
 	return store.BytesValue(append([]byte(nil), b...))
 }
 
+// overwriteString is StringValue for a write over e, the key's live entry (nil if none). A raw
+// string whose buffer fits the new value is reused in place, so overwriting a value with one
+// of about the same size (counters, timestamps, tokens, session blobs) allocates nothing. The
+// buffer is the entry's alone (COPY clones, APPEND already writes in place), and every reader
+// copies out under the shard lock, so no one else can see it change. A buffer more than twice
+// the new size is not kept for it.
+func overwriteString(e *store.Entry, b []byte) store.Value {
+	if n, ok := resp.ParseInt(b); ok {
+		return IntValue(n)
+	}
+	if e != nil {
+		if old := e.Val.Bytes(); old != nil && cap(old) >= len(b) && cap(old) <= 2*len(b)+32 {
+			old = old[:len(b)]
+			copy(old, b)
+			return store.BytesValue(old)
+		}
+	}
+	return store.BytesValue(append([]byte(nil), b...))
+}
+
 // IntValue is an integer-encoded string value.
 func IntValue(n int64) store.Value {
 	return store.Value{Kind: store.KindString, IsInt: true, Int: n}

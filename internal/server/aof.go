@@ -66,7 +66,9 @@ type aofLog struct {
 	// mu guards what Append touches: it only appends to memory, never does I/O.
 	mu           sync.Mutex
 	blockClosed  *sync.Cond // signalled (under mu) when an open MULTI block gets its EXEC
-	pending      []store.Effect
+	// pending holds the frames of effects appended and not yet handed to the writer, encoded
+	// as they are appended (an effect's arguments are valid only during Append).
+	pending      frameBuf
 	pendingBytes int
 	appended     uint64 // effects appended so far
 	lastTime     int64  // the time of the last effect, for effects without one
@@ -97,7 +99,7 @@ type aofLog struct {
 	bufAckable   uint64 // ackable once buf is written and fsynced
 	unsynced     bool   // written since the last fsync
 	needTruncate bool   // a partial write left bytes after size
-	spare        []store.Effect
+	spare        []byte // pending's next buffer (guarded by writeMu)
 	closed       bool
 
 	// manifest is the manifest on disk (guarded by writeMu).
@@ -106,7 +108,7 @@ type aofLog struct {
 	// A rewrite in progress (aofrewrite.go). rw and oldPending are guarded by mu; the old
 	// segment's writing state by writeMu.
 	rw           *rwRoute
-	oldPending   []store.Effect
+	oldPending   frameBuf
 	oldF         *os.File
 	oldPath      string
 	oldSize      int64
@@ -139,7 +141,7 @@ func (a *aofLog) Append(e store.Effect) {
 	if a.rw != nil {
 		a.route(e, isMulti, isExec)
 	} else {
-		a.pending = append(a.pending, e)
+		a.pending.add(e)
 	}
 	a.appended++
 	a.appendedA.Store(a.appended)
@@ -213,20 +215,27 @@ func (a *aofLog) commit(fsync bool, target uint64) error {
 // commitLocked is commit with writeMu held.
 func (a *aofLog) commitLocked(fsync bool) error {
 	a.mu.Lock()
-	batch := a.pending
-	a.pending = a.spare[:0]
-	old := a.oldPending
-	a.oldPending = nil
+	batch := a.pending.take(a.spare)
+	old := a.oldPending.take(nil)
 	upTo, open := a.appended, a.openAt
 	a.pendingBytes = 0
 	a.mu.Unlock()
 
-	if len(old) > 0 {
-		a.oldBuf = encodeEffects(a.oldBuf, old)
+	// The last frame of each batch is closed here, without mu: its checksum covers up to
+	// maxFramePayload bytes.
+	if len(old.buf) > 0 {
+		old.close()
+		a.oldBuf = append(a.oldBuf, old.buf...)
 	}
-	a.buf = encodeEffects(a.buf, batch)
-	clear(batch) // drop the effects' memory
-	a.spare = batch[:0]
+	batch.close()
+	if len(a.buf) == 0 && cap(batch.buf) <= 8<<20 {
+		a.buf, a.spare = batch.buf, a.buf[:0]
+	} else {
+		a.buf = append(a.buf, batch.buf...)
+		if cap(batch.buf) <= 8<<20 {
+			a.spare = batch.buf[:0]
+		}
+	}
 	if open != 0 {
 		a.bufAckable = open - 1
 	} else {
@@ -255,21 +264,46 @@ func (a *aofLog) commitLocked(fsync bool) error {
 	return nil
 }
 
-// encodeEffects appends frames for batch to buf: one frame per run of effects with the same
-// time, closed early at maxFramePayload.
-func encodeEffects(buf []byte, batch []store.Effect) []byte {
-	for i := 0; i < len(batch); {
-		at := batch[i].Time
-		var start int
-		buf, start = persist.BeginBatch(buf, at)
-		n := 0
-		for ; i < len(batch) && batch[i].Time == at && (n == 0 || len(buf)-start < maxFramePayload); i++ {
-			buf = persist.AppendEffect(buf, batch[i])
-			n++
-		}
-		persist.EndBatch(buf, start, n)
+// frameBuf encodes effects into log frames as they are appended: one frame per run of effects
+// with the same time, closed early at maxFramePayload. Encoding at once is what lets Append
+// keep nothing of the effect it is given (store.Journal's contract), so a logged write
+// allocates nothing once the buffer has grown.
+type frameBuf struct {
+	buf  []byte
+	open bool  // a frame is open at start
+	at   int   // start of the open frame
+	n    int   // effects in the open frame
+	time int64 // the open frame's time
+}
+
+// add encodes e, opening a new frame when e's time differs from the open frame's or that
+// frame is full.
+func (f *frameBuf) add(e store.Effect) {
+	if f.open && (e.Time != f.time || len(f.buf)-f.at >= maxFramePayload) {
+		f.close()
 	}
-	return buf
+	if !f.open {
+		f.buf, f.at = persist.BeginBatch(f.buf, e.Time)
+		f.open, f.n, f.time = true, 0, e.Time
+	}
+	f.buf = persist.AppendEffect(f.buf, e)
+	f.n++
+}
+
+// close finishes the open frame, if any.
+func (f *frameBuf) close() {
+	if f.open {
+		persist.EndBatch(f.buf, f.at, f.n)
+		f.open = false
+	}
+}
+
+// take returns what was encoded (its last frame possibly still open: the caller closes it)
+// and starts afresh in spare.
+func (f *frameBuf) take(spare []byte) frameBuf {
+	out := *f
+	*f = frameBuf{buf: spare[:0]}
+	return out
 }
 
 // writeBuf writes buf to the segment. A failed or partial write leaves buf as it is for the

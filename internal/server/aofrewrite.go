@@ -87,7 +87,7 @@ func (a *aofLog) route(e store.Effect, isMulti, isExec bool) {
 	r := a.rw
 	if isMulti && !r.inBlock {
 		r.inBlock, r.side = true, sideUndecided
-		r.held = append(r.held[:0], e)
+		r.held = append(r.held[:0], store.CloneEffect(e))
 		return
 	}
 	if r.inBlock {
@@ -95,7 +95,7 @@ func (a *aofLog) route(e store.Effect, isMulti, isExec bool) {
 			side := a.sideOf(e)
 			if side == sideUndecided {
 				if !isExec {
-					r.held = append(r.held, e)
+					r.held = append(r.held, store.CloneEffect(e))
 					return
 				}
 				side = sideNew
@@ -122,12 +122,12 @@ func (a *aofLog) route(e store.Effect, isMulti, isExec bool) {
 
 func (a *aofLog) put(side int, e store.Effect) {
 	if side == sideOld {
-		a.oldPending = append(a.oldPending, e)
+		a.oldPending.add(e)
 		if a.rw != nil {
 			a.rw.toOld++
 		}
 	} else {
-		a.pending = append(a.pending, e)
+		a.pending.add(e)
 		if a.rw != nil {
 			a.rw.toNew++
 		}
@@ -209,9 +209,11 @@ func (a *aofLog) rotate(cancel context.CancelFunc) (seq uint64, err error) {
 	}
 	a.manifest = m2
 	a.mu.Lock()
-	a.oldPending = append(a.oldPending, a.pending...)
-	clear(a.pending)
-	a.pending = a.pending[:0]
+	// What was appended before the rotation belongs to the old segment.
+	pend := a.pending.take(nil)
+	pend.close()
+	a.oldPending.close()
+	a.oldPending.buf = append(a.oldPending.buf, pend.buf...)
 	r := &rwRoute{walksAtStart: a.srv.store.SnapshotWalks(), cancel: cancel}
 	if a.openBlocks > 0 {
 		// A block's MULTI is already on the old segment's side: the rest follows it.

@@ -92,6 +92,7 @@ func (c *conn) serve() {
 func (c *conn) runBatch() bool {
 	s := c.srv
 	now := s.clock.NowMs()
+	c.ctx.BeginBatch()
 	n := 0
 	for {
 		args, err := c.rd.Next()
@@ -127,6 +128,7 @@ func (c *conn) runBatch() bool {
 			if !c.flush() {
 				return false
 			}
+			c.ctx.BeginBatch() // the write is not the next command's time
 		}
 	}
 	s.stats.commandsProcessed.Add(int64(n))

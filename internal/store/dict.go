@@ -103,8 +103,9 @@ func (d *dict) remove(e *Entry) {
 	}
 }
 
-// resize rebuilds the bucket array with n buckets (a power of two). It walks only the index
-// arrays and the cached hashes, so it touches no key bytes.
+// resize rebuilds the bucket array with n buckets (a power of two), walking the slab in memory
+// order and hashing each key again (entries cache no hash). It is not incremental: a shard
+// of N keys pauses for one pass over them, which sharding keeps small (docs/benchmarks.md).
 func (d *dict) resize(n int) {
 	nb := make([]int32, n)
 	mask := uint64(n - 1)
@@ -175,6 +176,23 @@ func (d *dict) each(fn func(e *Entry) bool) {
 				return
 			}
 			i = next
+		}
+	}
+}
+
+// eachSlab visits every live entry in slab order: the order entries sit in memory, so the walk
+// streams through the chunks instead of jumping to a random entry per bucket. Snapshots copy a
+// shard this way while holding its lock, where every cache miss is time the shard's commands
+// wait. fn may delete the entry it is given.
+func (d *dict) eachSlab(fn func(e *Entry) bool) {
+	for c, chunk := range d.chunks {
+		n := min(chunkSize, d.used-c*chunkSize)
+		for i := range chunk[:max(n, 0)] {
+			if e := &chunk[i]; e.next != -1 {
+				if !fn(e) {
+					return
+				}
+			}
 		}
 	}
 }

@@ -19,8 +19,30 @@ type Effect struct {
 // Journal receives effects in the order they take place: it is called with the locks of the
 // write held, so two effects on one key can never be reordered. The append-only log,
 // snapshots in progress and replication consume it.
+//
+// e.Args are valid only during the call: they point into the connection's read buffer and
+// the caller's scratch space, which the next command reuses. That is what keeps a logged write
+// free of allocations; a Journal that keeps an effect (rather than encoding it at once) must
+// copy it with CloneEffect.
 type Journal interface {
 	Append(e Effect)
+}
+
+// CloneEffect returns a copy of e whose arguments share no memory with e's, in one allocation
+// for the bytes and one for the slice.
+func CloneEffect(e Effect) Effect {
+	size := 0
+	for _, a := range e.Args {
+		size += len(a)
+	}
+	buf := make([]byte, 0, size)
+	out := make([][]byte, len(e.Args))
+	for i, a := range e.Args {
+		buf = append(buf, a...)
+		out[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
+	}
+	e.Args = out
+	return e
 }
 
 // JournalFunc adapts a function to Journal.

@@ -53,15 +53,22 @@ type Limiter struct {
 
 type limiterShard struct {
 	mu sync.Mutex
-	// tat holds bucket state: the key's theoretical arrival time in ns.
-	tat map[string]int64
+	// tat holds bucket state: the key's theoretical arrival time in ns. Values are pointers so
+	// that an existing key's TAT is updated in place: assigning m[string(key)] allocates the
+	// key string even when it is present, which a lookup does not.
+	tat map[string]*int64
 	// log holds sliding_window state.
 	log map[string]*ratelimit.Window
 	// dropped is set, under this shard's lock, when the limiter is dropped (DROP, FLUSHALL):
 	// a check that obtained the limiter just before then acts as on an unknown limiter, so no
 	// state effect can be journaled after the limiter's removal.
 	dropped bool
-	_       [40]byte
+	// args and nums are stateEffect's scratch space (guarded by mu): a journaled CHECK
+	// allocates nothing (Journal's contract lets effects point into it).
+	args [][]byte
+	nums []byte
+	name []byte   // the limiter's name as bytes, made once
+	_    [24]byte // a 128-byte shard: neighbours' locks never share a cache line
 }
 
 // Totals returns total_allowed and total_denied.
@@ -138,20 +145,84 @@ const SetStateCommand = "RATELIMIT.SETSTATE"
 // Totals only grow, so applying them as a maximum makes effects from different keys commute:
 // the order in which two shards of one limiter journal does not matter.
 func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
-	itoa := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
-	args := [][]byte{[]byte(SetStateCommand), []byte(l.Name), append([]byte(nil), key...)}
+	s.nums = s.nums[:0]
+	// Numbers are formatted into one buffer and sliced once it is complete, since appending
+	// may move it.
+	var ends [3 + 2*1024 + 2]int
+	var n int
+	itoa := func(v int64) {
+		s.nums = strconv.AppendInt(s.nums, v, 10)
+		if n < len(ends) {
+			ends[n] = len(s.nums)
+		}
+		n++
+	}
+	var w *ratelimit.Window
 	if l.Algo == SlidingWindow {
-		w := s.log[string(key)]
-		args = append(args, []byte("LOG"), itoa(int64(len(w.Entries))))
+		w = s.log[string(key)]
+		itoa(int64(len(w.Entries)))
 		for _, e := range w.Entries {
-			args = append(args, itoa(e.TS), itoa(e.Units))
+			itoa(e.TS)
+			itoa(e.Units)
 		}
 	} else {
-		args = append(args, []byte("TAT"), itoa(s.tat[string(key)]))
+		itoa(*s.tat[string(key)])
 	}
 	a, d := l.Totals()
-	return append(args, []byte("TOTALS"), itoa(a), itoa(d))
+	itoa(a)
+	itoa(d)
+	if n > len(ends) {
+		return l.stateEffectSlow(s, key)
+	}
+	num := func(i int) []byte {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return s.nums[start:ends[i]:ends[i]]
+	}
+	if s.name == nil {
+		s.name = []byte(l.Name)
+	}
+	args := append(s.args[:0], effSetState, s.name, key)
+	i := 0
+	if w != nil {
+		args = append(args, effLog, num(0))
+		i = 1
+		for range w.Entries {
+			args = append(args, num(i), num(i+1))
+			i += 2
+		}
+	} else {
+		args = append(args, effTAT, num(0))
+		i = 1
+	}
+	args = append(args, effTotals, num(i), num(i+1))
+	s.args = args
+	return args
 }
+
+// stateEffectSlow is stateEffect for a sliding window longer than its scratch index (a
+// sliding-window-max-entries above 1024): it allocates.
+func (l *Limiter) stateEffectSlow(s *limiterShard, key []byte) [][]byte {
+	itoa := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
+	args := [][]byte{effSetState, []byte(l.Name), key}
+	w := s.log[string(key)]
+	args = append(args, effLog, itoa(int64(len(w.Entries))))
+	for _, e := range w.Entries {
+		args = append(args, itoa(e.TS), itoa(e.Units))
+	}
+	a, d := l.Totals()
+	return append(args, effTotals, itoa(a), itoa(d))
+}
+
+// Effect words, allocated once.
+var (
+	effSetState = []byte(SetStateCommand)
+	effLog      = []byte("LOG")
+	effTAT      = []byte("TAT")
+	effTotals   = []byte("TOTALS")
+)
 
 // SetState applies a journaled key state (RATELIMIT.SETSTATE): tat for bucket limiters, entries
 // for sliding_window, and totals raised to at least the given values. It reads no clock and no
@@ -173,10 +244,7 @@ func (l *Limiter) SetState(key []byte, tat int64, entries []ratelimit.WindowEntr
 			s.log[string(key)] = w
 		}
 	} else {
-		if s.tat == nil {
-			s.tat = map[string]int64{}
-		}
-		s.tat[string(key)] = tat
+		s.setTAT(key, tat)
 	}
 	s.mu.Unlock()
 	raise(&l.totalAllowed, allowed)
@@ -220,9 +288,27 @@ func (l *Limiter) checkWindow(s *limiterShard, key []byte, cost, nowMs, maxEntri
 	return Result{0, remaining, r.RetryMs, l.Limit, r.Current}, false
 }
 
+// setTAT stores key's TAT, in place when the key has state already. Caller holds s.mu.
+func (s *limiterShard) setTAT(key []byte, tat int64) {
+	if p := s.tat[string(key)]; p != nil {
+		*p = tat
+		return
+	}
+	if s.tat == nil {
+		s.tat = map[string]*int64{}
+	}
+	p := new(int64) // not &tat: that would move the parameter to the heap on every call
+	*p = tat
+	s.tat[string(key)] = p
+}
+
 func (l *Limiter) checkBucket(s *limiterShard, key []byte, cost, nowMs int64, record bool) (Result, bool) {
 	now := nowMs * ratelimit.NsPerMs
-	tat, present := s.tat[string(key)]
+	var tat int64
+	p, present := s.tat[string(key)]
+	if present {
+		tat = *p
+	}
 	if present && tat <= now {
 		delete(s.tat, string(key)) // dead state is no state
 		present = false
@@ -230,10 +316,7 @@ func (l *Limiter) checkBucket(s *limiterShard, key []byte, cost, nowMs int64, re
 	r := ratelimit.Bucket(now, tat, present, l.Rate.IntervalNs, l.Limit, cost)
 	switch {
 	case r.Allowed && record:
-		if s.tat == nil {
-			s.tat = map[string]int64{}
-		}
-		s.tat[string(key)] = r.TAT
+		s.setTAT(key, r.TAT)
 		return Result{1, r.Avail - cost, 0, l.Limit, r.Current}, true
 	case r.Allowed:
 		return Result{1, r.Avail, 0, l.Limit, r.Current}, false
@@ -258,7 +341,7 @@ func (l *Limiter) Reset(key []byte, nowMs int64, j Journal) bool {
 			delete(s.log, string(key))
 		}
 	} else if tat, ok := s.tat[string(key)]; ok {
-		live = tat > nowMs*ratelimit.NsPerMs
+		live = *tat > nowMs*ratelimit.NsPerMs
 		delete(s.tat, string(key))
 	}
 	if live && j != nil {
@@ -296,7 +379,7 @@ func (l *Limiter) sweepShard(s *limiterShard, nowMs int64, budget int) int {
 			break
 		}
 		seen++
-		if tat <= now {
+		if *tat <= now {
 			delete(s.tat, k)
 		} else {
 			live++

@@ -77,7 +77,7 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 			s := &db.shards[j]
 			ok := true
 			if held {
-				s.Each(now, func(e *Entry) bool {
+				s.EachUnordered(now, func(e *Entry) bool {
 					ok = visit(db.ID, e)
 					return ok
 				})
@@ -87,7 +87,7 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 				s.Lock()
 				scratch = scratch[:0]
 				arena = arena[:0]
-				s.Each(now, func(e *Entry) bool {
+				s.EachUnordered(now, func(e *Entry) bool {
 					c := Entry{key: e.key, expireAt: e.expireAt, Val: e.Val}
 					if b := e.Val.Bytes(); b != nil {
 						// Raw bytes go into one arena per shard: no allocation per key
@@ -200,8 +200,8 @@ func (l *Limiter) EachState(nowMs int64, held bool, fn func(key string, tat int6
 			s.mu.Lock()
 		}
 		for k, tat := range s.tat {
-			if tat > now {
-				fn(k, tat, nil)
+			if *tat > now {
+				fn(k, *tat, nil)
 			}
 		}
 		for k, w := range s.log {

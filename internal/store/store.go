@@ -454,6 +454,17 @@ func (s *Shard) Each(now int64, fn func(e *Entry) bool) {
 	})
 }
 
+// EachUnordered is Each in memory order rather than bucket order: faster over a large shard,
+// for walks that do not care about order (snapshots).
+func (s *Shard) EachUnordered(now int64, fn func(e *Entry) bool) {
+	s.dict.eachSlab(func(e *Entry) bool {
+		if e.expireAt != 0 && now > e.expireAt {
+			return true
+		}
+		return fn(e)
+	})
+}
+
 // Random returns a random live key of the shard, or nil. Expired keys met on the way are
 // deleted, as Redis's RANDOMKEY does. Caller holds the lock.
 func (db *DB) Random(s *Shard, now int64) *Entry {
