@@ -64,8 +64,8 @@ type aofLog struct {
 	policy   *atomic.Int32
 
 	// mu guards what Append touches: it only appends to memory, never does I/O.
-	mu           sync.Mutex
-	blockClosed  *sync.Cond // signalled (under mu) when an open MULTI block gets its EXEC
+	mu          sync.Mutex
+	blockClosed *sync.Cond // signalled (under mu) when an open MULTI block gets its EXEC
 	// pending holds the frames of effects appended and not yet handed to the writer, encoded
 	// as they are appended (an effect's arguments are valid only during Append).
 	pending      frameBuf
