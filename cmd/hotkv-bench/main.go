@@ -153,6 +153,9 @@ func snapshotCmd(ctx context.Context, args []string) error {
 	conns := fs.Int("c", 50, "connections")
 	dur := fs.Duration("d", 10*time.Second, "run length")
 	fs.Parse(args)
+	if err := bench.FillSnapshotKeys(ctx, *addr, *keys); err != nil {
+		return err
+	}
 	r, err := bench.SnapshotLatency(ctx, *addr, *keys, *rate, *conns, *dur)
 	if err != nil {
 		return err
