@@ -1,6 +1,6 @@
 package store
 
-import "hash/maphash"
+import "unsafe"
 
 // dict is a shard's hash table: chained buckets over a chunked slab of entries.
 //
@@ -15,9 +15,6 @@ import "hash/maphash"
 // Buckets hold entry index + 1 (0 = empty) and entries link through next, so the index arrays
 // contain no pointers for the garbage collector to scan.
 type dict struct {
-	// seed is the store's hash seed; entries do not cache their hash (8 bytes a key), so
-	// resizing and unlinking hash the key again.
-	seed    maphash.Seed
 	buckets []int32
 	chunks  [][]Entry
 	free    []int32 // indexes of deleted entries, reused before the slab grows
@@ -42,9 +39,10 @@ func (d *dict) find(key []byte, h uint64) *Entry {
 	if d.count == 0 {
 		return nil
 	}
+	h32 := uint32(h)
 	for i := d.buckets[h&uint64(len(d.buckets)-1)]; i != noEntry; {
 		e := d.at(i - 1)
-		if e.key == string(key) {
+		if e.hash == h32 && e.klen == uint32(len(key)) && unsafe.String(e.kptr, e.klen) == string(key) {
 			return e
 		}
 		i = e.next
@@ -71,7 +69,8 @@ func (d *dict) insert(key []byte, h uint64) *Entry {
 	}
 	e := d.at(idx)
 	b := h & uint64(len(d.buckets)-1)
-	*e = Entry{key: string(key), next: d.buckets[b], self: idx}
+	k := string(key)
+	*e = Entry{kptr: unsafe.StringData(k), klen: uint32(len(k)), hash: uint32(h), next: d.buckets[b], self: idx}
 	d.buckets[b] = idx + 1
 	d.count++
 	return e
@@ -79,7 +78,7 @@ func (d *dict) insert(key []byte, h uint64) *Entry {
 
 // remove unlinks e from its chain and frees its slot.
 func (d *dict) remove(e *Entry) {
-	b := d.hash(e.key) & uint64(len(d.buckets)-1)
+	b := uint64(e.hash) & uint64(len(d.buckets)-1)
 	link := &d.buckets[b]
 	for *link != noEntry {
 		cur := d.at(*link - 1)
@@ -95,7 +94,7 @@ func (d *dict) remove(e *Entry) {
 	d.count--
 	if d.count == 0 {
 		// Give the memory back after a flush or mass expiry.
-		*d = dict{seed: d.seed}
+		*d = dict{}
 		return
 	}
 	if len(d.buckets) > minBuckets && d.count*shrinkFactor < len(d.buckets) {
@@ -104,8 +103,8 @@ func (d *dict) remove(e *Entry) {
 }
 
 // resize rebuilds the bucket array with n buckets (a power of two), walking the slab in memory
-// order and hashing each key again (entries cache no hash). It is not incremental: a shard
-// of N keys pauses for one pass over them, which sharding keeps small (docs/benchmarks.md).
+// order with each entry's stored hash bits: no key is read or hashed. It is not incremental:
+// a shard of N keys pauses for one pass over its entries, which sharding keeps small.
 func (d *dict) resize(n int) {
 	nb := make([]int32, n)
 	mask := uint64(n - 1)
@@ -114,7 +113,7 @@ func (d *dict) resize(n int) {
 		if e.next < 0 {
 			continue // a free slot
 		}
-		b := d.hash(e.key) & mask
+		b := uint64(e.hash) & mask
 		e.next = nb[b]
 		nb[b] = e.self + 1
 	}
@@ -196,8 +195,6 @@ func (d *dict) eachSlab(fn func(e *Entry) bool) {
 		}
 	}
 }
-
-func (d *dict) hash(key string) uint64 { return maphash.String(d.seed, key) }
 
 func reverseBits(v uint64) uint64 {
 	v = (v>>1)&0x5555555555555555 | (v&0x5555555555555555)<<1

@@ -88,7 +88,7 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 				scratch = scratch[:0]
 				arena = arena[:0]
 				s.EachUnordered(now, func(e *Entry) bool {
-					c := Entry{key: e.key, expireAt: e.expireAt, Val: e.Val}
+					c := Entry{kptr: e.kptr, klen: e.klen, expireAt: e.expireAt, Val: e.Val}
 					if b := e.Val.Bytes(); b != nil {
 						// Raw bytes go into one arena per shard: no allocation per key
 						// while the lock is held. The entry points into it below.

@@ -119,7 +119,15 @@ func (v *Value) Obj() any {
 
 // Entry is one key: 64 bytes with the value. Its address is stable while the shard is locked.
 type Entry struct {
-	key string
+	// The key is kptr/klen (a string header with a 32-bit length) and hash holds the low 32
+	// bits of its hash, which choose its bucket. Chains compare hashes before bytes, so a
+	// lookup reads the key bytes of the entry it finds and of no other (a cache miss each on
+	// a large keyspace), and resizing and unlinking hash nothing. The 4 bytes the hash takes
+	// are those a full string header spends on a length no key reaches (proto-max-bulk-len
+	// caps keys far below 4 GiB).
+	kptr *byte
+	klen uint32
+	hash uint32
 	// expireAt is the absolute expiry in Unix ms, 0 for none. Change it only through
 	// SetExpire so the wheel learns about it.
 	expireAt int64
@@ -138,7 +146,7 @@ type Entry struct {
 }
 
 // Key returns the key's name. It shares memory with the store; do not retain it past the lock.
-func (e *Entry) Key() string { return e.key }
+func (e *Entry) Key() string { return unsafe.String(e.kptr, e.klen) }
 
 // ExpireAt returns the absolute expiry in Unix ms, or 0 when the key is persistent.
 func (e *Entry) ExpireAt() int64 { return e.expireAt }
@@ -211,9 +219,6 @@ func New(numDBs, shardsPerDB int, clk clock.Clock) *Store {
 	st.dbs = make([]*DB, numDBs)
 	for i := range st.dbs {
 		st.dbs[i] = &DB{ID: i, store: st, shards: make([]Shard, n)}
-		for j := range st.dbs[i].shards {
-			st.dbs[i].shards[j].dict.seed = st.seed
-		}
 	}
 	return st
 }
@@ -350,7 +355,7 @@ func (db *DB) Delete(key []byte, now int64) bool {
 
 // Remove deletes an entry obtained from Lookup. Caller holds the lock.
 func (db *DB) Remove(e *Entry) {
-	s := &db.shards[db.store.ShardIndex(keyBytes(e.key))]
+	s := &db.shards[db.store.ShardIndex(keyBytes(e.Key()))]
 	s.dict.remove(e)
 }
 
@@ -362,13 +367,13 @@ func (db *DB) SetExpire(e *Entry, at int64) {
 		e.expireAt = at
 		return
 	}
-	db.shards[db.store.ShardIndex(keyBytes(e.key))].setExpire(e, at)
+	db.shards[db.store.ShardIndex(keyBytes(e.Key()))].setExpire(e, at)
 }
 
 func (db *DB) expire(s *Shard, e *Entry) {
 	s.ExpiredKeys++
 	if f := db.store.OnExpire; f != nil {
-		f(db.ID, e.key)
+		f(db.ID, e.Key())
 	}
 	s.dict.remove(e)
 }
@@ -419,7 +424,7 @@ func (db *DB) Flush() {
 }
 
 func (s *Shard) reset() {
-	s.dict = dict{seed: s.dict.seed}
+	s.dict = dict{}
 	s.wheel = wheel{}
 	s.pending.Store(0)
 }

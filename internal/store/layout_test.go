@@ -12,3 +12,11 @@ func TestLimiterShardSize(t *testing.T) {
 		t.Fatalf("limiterShard is %d bytes, want 128", n)
 	}
 }
+
+// An entry is 64 bytes, one cache line, the figure bytes-per-key budgets are built on
+// (docs/architecture.md, docs/benchmarks.md).
+func TestEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(Entry{}); n != 64 {
+		t.Fatalf("Entry is %d bytes, want 64", n)
+	}
+}
