@@ -20,10 +20,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/hotkv/hotkv/internal/bench"
 )
 
+// quietLogger drops go-redis's own log lines (dial retries): the tool reports errors itself.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 func main() {
+	redis.SetLogger(quietLogger{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	args := os.Args[1:]

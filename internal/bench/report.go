@@ -196,7 +196,7 @@ func (r *Results) Markdown(findings string) string {
 	}
 
 	if len(r.Memory) > 0 {
-		b.WriteString("\n## Memory per rate-limit key\n\nLive GCRA keys (one-minute period), made by GCRA.LIMIT on HotKV and by the GCRA Lua script on Redis (an int-encoded string with a TTL, Redis's most compact form). Growth of INFO `used_memory` (allocator bytes in use) and `used_memory_rss` (resident set), each read after `MEMORY PURGE`, divided by the key count.\n\n")
+		b.WriteString("\n## Memory per rate-limit key\n\nLive GCRA keys (one request per hour, so none expires during the fill), made by GCRA.LIMIT on HotKV and by the GCRA Lua script on Redis (an int-encoded string with a TTL, Redis's most compact form; above 1M keys Redis is filled by `SET` of the same value and TTL, since the script runs at about 100k calls a second). Growth of INFO `used_memory` (allocator bytes in use) and `used_memory_rss` (resident set), each read after `MEMORY PURGE`, divided by the key count.\n\n")
 		b.WriteString("| keys | server | bytes/key (used_memory) | bytes/key (RSS) | fill time |\n| --- | --- | --- | --- | --- |\n")
 		for _, mr := range r.Memory {
 			fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.1f s |\n", kfmt(float64(mr.Keys)), mr.Server, mr.BytesPerKey, mr.RSSPerKey, mr.FillSeconds)
