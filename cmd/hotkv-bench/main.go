@@ -160,15 +160,16 @@ func snapshotCmd(ctx context.Context, args []string) error {
 	rate := fs.Float64("rate", 20000, "requests per second offered during the run")
 	conns := fs.Int("c", 50, "connections")
 	dur := fs.Duration("d", 10*time.Second, "run length")
+	op := fs.String("op", "BGSAVE", "BGSAVE, or BGREWRITEAOF (the server must have appendonly yes)")
 	fs.Parse(args)
 	if err := bench.FillSnapshotKeys(ctx, *addr, *keys); err != nil {
 		return err
 	}
-	r, err := bench.SnapshotLatency(ctx, *addr, *keys, *rate, *conns, *dur)
+	r, err := bench.SnapshotLatency(ctx, *addr, *op, *keys, *rate, *conns, *dur)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%d BGSAVEs of %d keys, %.2fs in all, at %.0f req/s offered\n", r.Saves, r.Keys, r.SaveTime.Seconds(), r.Rate)
+	fmt.Printf("%d %ss of %d keys, %.2fs in all, at %.0f req/s offered\n", r.Saves, *op, r.Keys, r.SaveTime.Seconds(), r.Rate)
 	for _, p := range []struct {
 		name string
 		h    *bench.Histogram

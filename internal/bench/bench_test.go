@@ -239,7 +239,7 @@ func TestSuiteReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cases) != 8 || len(res.Latency) != 3 || len(res.Memory) != 2 || len(res.Snapshot) != 2 {
+	if len(res.Cases) != 8 || len(res.Latency) != 3 || len(res.Memory) != 2 || len(res.Snapshot) != 4 {
 		t.Fatalf("cases %d latency %d memory %d snapshot %d", len(res.Cases), len(res.Latency), len(res.Memory), len(res.Snapshot))
 	}
 	for _, c := range res.Cases {
@@ -260,7 +260,7 @@ func TestSuiteReport(t *testing.T) {
 	md := filepath.Join(dir, "benchmarks.md")
 	os.WriteFile(md, []byte("old numbers\n"+FindingsHeading+"\n\nkept\n"), 0o644)
 	report := res.Markdown(ExistingFindings(md))
-	for _, want := range []string{"## Targets", "GCRA.LIMIT vs EVALSHA gcra.lua", "## Memory per rate-limit key", "## Latency during BGSAVE", FindingsHeading + "\n\nkept\n"} {
+	for _, want := range []string{"## Targets", "GCRA.LIMIT vs EVALSHA gcra.lua", "## Memory per rate-limit key", "## Latency during BGSAVE and BGREWRITEAOF", FindingsHeading + "\n\nkept\n"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -36,8 +36,15 @@ func FillSnapshotKeys(ctx context.Context, addr string, keys int64) error {
 // (after an unrecorded warmup), starting a BGSAVE one second in and again one second after
 // each finishes, and records latencies during the snapshots apart from the rest: the issue's
 // "p99 during a snapshot of 1M keys" against the p99 of the same run without one.
-func SnapshotLatency(ctx context.Context, addr string, keys int64, rate float64, conns int, d time.Duration) (SnapResult, error) {
+//
+// op is BGSAVE, or BGREWRITEAOF for a server with the append-only log on (the rewrite walks
+// the keyspace the same way and writes a new base snapshot).
+func SnapshotLatency(ctx context.Context, addr, op string, keys int64, rate float64, conns int, d time.Duration) (SnapResult, error) {
 	res := SnapResult{Keys: keys, Rate: rate}
+	field := "rdb_bgsave_in_progress"
+	if op == "BGREWRITEAOF" {
+		field = "aof_rewrite_in_progress"
+	}
 	var phase atomic.Int32
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -54,8 +61,8 @@ func SnapshotLatency(ctx context.Context, addr string, keys int64, rate float64,
 				wait = time.Second
 				phase.Store(1)
 				began := time.Now()
-				if _, err := Do(ctx, addr, "BGSAVE"); err != nil {
-					return fmt.Errorf("BGSAVE: %w", err)
+				if _, err := Do(ctx, addr, op); err != nil {
+					return fmt.Errorf("%s: %w", op, err)
 				}
 				for {
 					time.Sleep(5 * time.Millisecond)
@@ -63,7 +70,7 @@ func SnapshotLatency(ctx context.Context, addr string, keys int64, rate float64,
 					if err != nil {
 						return err
 					}
-					if info["rdb_bgsave_in_progress"] == "0" {
+					if info[field] == "0" {
 						break
 					}
 				}

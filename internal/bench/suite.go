@@ -75,6 +75,8 @@ type MemRow struct {
 
 // SnapRow is one server's BGSAVE latency measurement.
 type SnapRow struct {
+	// Op is BGSAVE or BGREWRITEAOF.
+	Op          string  `json:"op"`
 	Server      string  `json:"server"`
 	Round       int     `json:"round"`
 	Keys        int64   `json:"keys"`
@@ -225,28 +227,44 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Results, error) {
 				rate = min(Median(c.RPS(NameRedis)), Median(c.RPS(NameHotKV))) / 4
 			}
 		}
-		for _, p := range []*Proc{hk, rd} {
-			if err := FillSnapshotKeys(ctx, p.Addr, cfg.SnapshotKeys); err != nil {
-				return nil, err
-			}
+		// BGREWRITEAOF needs the log on: a HotKV and a Redis of their own, started now.
+		hkAOF, err := StartHotKV(ctx, NameHotKV, cfg.HotKVBin, nil, "--appendonly", "yes")
+		if err != nil {
+			return nil, err
 		}
-		for round := range cfg.Rounds {
-			for _, p := range []*Proc{hk, rd} {
-				cfg.logf("BGSAVE latency, round %d: %d keys on %s at %.0f req/s", round+1, cfg.SnapshotKeys, p.Name, rate)
-				s, err := SnapshotLatency(ctx, p.Addr, cfg.SnapshotKeys, rate, 50, cmp.Or(cfg.SnapshotDuration, 8*time.Second))
-				if err != nil {
+		defer hkAOF.Stop()
+		rdAOF, err := StartRedis(ctx, NameRedis, cfg.RedisBin, "--appendonly", "yes")
+		if err != nil {
+			return nil, err
+		}
+		defer rdAOF.Stop()
+		for _, op := range []struct {
+			name  string
+			procs []*Proc
+		}{{"BGSAVE", []*Proc{hk, rd}}, {"BGREWRITEAOF", []*Proc{hkAOF, rdAOF}}} {
+			for _, p := range op.procs {
+				if err := FillSnapshotKeys(ctx, p.Addr, cfg.SnapshotKeys); err != nil {
 					return nil, err
 				}
-				row := SnapRow{Server: p.Name, Round: round + 1, Keys: s.Keys, Rate: rate, Saves: s.Saves, SaveSecs: s.SaveTime.Seconds(),
-					P99Outside: msf(s.Outside.Quantile(0.99)), P99During: msf(s.During.Quantile(0.99)),
-					P999Outside: msf(s.Outside.Quantile(0.999)), P999During: msf(s.During.Quantile(0.999))}
-				res.Snapshot = append(res.Snapshot, row)
-				cfg.logf("  p99 without %.3f ms, during %.3f ms (%d saves)", row.P99Outside, row.P99During, row.Saves)
 			}
-		}
-		for _, p := range []*Proc{hk, rd} {
-			if _, err := Do(ctx, p.Addr, "FLUSHALL"); err != nil {
-				return nil, err
+			for round := range cfg.Rounds {
+				for _, p := range op.procs {
+					cfg.logf("%s latency, round %d: %d keys on %s at %.0f req/s", op.name, round+1, cfg.SnapshotKeys, p.Name, rate)
+					s, err := SnapshotLatency(ctx, p.Addr, op.name, cfg.SnapshotKeys, rate, 50, cmp.Or(cfg.SnapshotDuration, 6*time.Second))
+					if err != nil {
+						return nil, err
+					}
+					row := SnapRow{Op: op.name, Server: p.Name, Round: round + 1, Keys: s.Keys, Rate: rate, Saves: s.Saves, SaveSecs: s.SaveTime.Seconds(),
+						P99Outside: msf(s.Outside.Quantile(0.99)), P99During: msf(s.During.Quantile(0.99)),
+						P999Outside: msf(s.Outside.Quantile(0.999)), P999During: msf(s.During.Quantile(0.999))}
+					res.Snapshot = append(res.Snapshot, row)
+					cfg.logf("  p99 without %.3f ms, during %.3f ms (%d runs of %s)", row.P99Outside, row.P99During, row.Saves, op.name)
+				}
+			}
+			for _, p := range op.procs {
+				if _, err := Do(ctx, p.Addr, "FLUSHALL"); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
