@@ -51,6 +51,16 @@ go_tests() {
 	return "$rc"
 }
 
+# The Go client (clients/go) is its own module, so the root ./... does not reach it; its tests
+# build and start a real hotkv-server.
+go_client() {
+	(cd clients/go && go vet ./... && go test -race -count=1 ./...) 2>&1 | tee "$log/go-client"
+	local rc=${PIPESTATUS[0]}
+	echo "--- go client summary"
+	grep -E '^(ok|FAIL|---|panic:|\?)' "$log/go-client" | grep -v 'no test files' || true
+	return "$rc"
+}
+
 fuzz_reader() {
 	# -fuzzminimizetime bounds the minimizing of each new input, which can otherwise stall
 	# a short run for a minute.
@@ -92,6 +102,7 @@ export HOTKV_REQUIRE_REDIS=1
 step gofmt gofmt_check
 step vet go vet ./...
 step go-test go_tests
+step go-client go_client
 step fuzz fuzz_reader
 step fuzz-snap fuzz_snapshot
 step fuzz-log fuzz_log
