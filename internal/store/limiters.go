@@ -67,8 +67,8 @@ type limiterShard struct {
 	// allocates nothing (Journal's contract lets effects point into it).
 	args [][]byte
 	nums []byte
-	name []byte   // the limiter's name as bytes, made once
-	_    [24]byte // a 128-byte shard: neighbours' locks never share a cache line
+	offs []int  // where each number in nums ends
+	name []byte // the limiter's name as bytes, made once
 }
 
 // Totals returns total_allowed and total_denied.
@@ -145,17 +145,13 @@ const SetStateCommand = "RATELIMIT.SETSTATE"
 // Totals only grow, so applying them as a maximum makes effects from different keys commute:
 // the order in which two shards of one limiter journal does not matter.
 func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
+	// Numbers are formatted into one buffer, remembering where each ends, and sliced once the
+	// buffer is complete, since appending may move it.
 	s.nums = s.nums[:0]
-	// Numbers are formatted into one buffer and sliced once it is complete, since appending
-	// may move it.
-	var ends [3 + 2*1024 + 2]int
-	var n int
+	offs := s.offs[:0]
 	itoa := func(v int64) {
 		s.nums = strconv.AppendInt(s.nums, v, 10)
-		if n < len(ends) {
-			ends[n] = len(s.nums)
-		}
-		n++
+		offs = append(offs, len(s.nums))
 	}
 	var w *ratelimit.Window
 	if l.Algo == SlidingWindow {
@@ -171,15 +167,13 @@ func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
 	a, d := l.Totals()
 	itoa(a)
 	itoa(d)
-	if n > len(ends) {
-		return l.stateEffectSlow(s, key)
-	}
+	s.offs = offs
 	num := func(i int) []byte {
 		start := 0
 		if i > 0 {
-			start = ends[i-1]
+			start = offs[i-1]
 		}
-		return s.nums[start:ends[i]:ends[i]]
+		return s.nums[start:offs[i]:offs[i]]
 	}
 	if s.name == nil {
 		s.name = []byte(l.Name)
@@ -200,20 +194,6 @@ func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
 	args = append(args, effTotals, num(i), num(i+1))
 	s.args = args
 	return args
-}
-
-// stateEffectSlow is stateEffect for a sliding window longer than its scratch index (a
-// sliding-window-max-entries above 1024): it allocates.
-func (l *Limiter) stateEffectSlow(s *limiterShard, key []byte) [][]byte {
-	itoa := func(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
-	args := [][]byte{effSetState, []byte(l.Name), key}
-	w := s.log[string(key)]
-	args = append(args, effLog, itoa(int64(len(w.Entries))))
-	for _, e := range w.Entries {
-		args = append(args, itoa(e.TS), itoa(e.Units))
-	}
-	a, d := l.Totals()
-	return append(args, effTotals, itoa(a), itoa(d))
 }
 
 // Effect words, allocated once.
