@@ -53,6 +53,7 @@ var effectCommands = map[string]bool{
 	"COPY": true, "MOVE": true, "PERSIST": true, "PEXPIREAT": true, "FLUSHDB": true,
 	"FLUSHALL": true, "SWAPDB": true, "MULTI": true, "EXEC": true,
 	"RATELIMIT.CREATE": true, "RATELIMIT.SETSTATE": true, "RATELIMIT.RESET": true, "RATELIMIT.DROP": true,
+	"HSET": true, "HMSET": true, "HDEL": true, "HINCRBY": true,
 }
 
 // checkTimeFree fails on an effect that is not an allowed, time-free command line.
@@ -128,7 +129,20 @@ func dbState(t *testing.T, c *redis.Conn, db int) (keys []string, dbsize int64) 
 	sort.Strings(names)
 	for _, k := range names {
 		typ := c.Type(ctx, k).Val()
-		val := fmt.Sprint(doOK(t, c, "GET", k))
+		var val string
+		switch typ {
+		case "hash":
+			m, err := c.HGetAll(ctx, k).Result()
+			require.NoError(t, err)
+			pairs := make([]string, 0, len(m))
+			for f, v := range m {
+				pairs = append(pairs, fmt.Sprintf("%q=%q", f, v))
+			}
+			sort.Strings(pairs)
+			val = strings.Join(pairs, " ")
+		default:
+			val = fmt.Sprint(doOK(t, c, "GET", k))
+		}
 		exp := c.Do(ctx, "PEXPIRETIME", k).Val()
 		keys = append(keys, fmt.Sprintf("%s %s %q %v", k, typ, val, exp))
 	}
@@ -218,7 +232,7 @@ func (w *workload) expireCmd() []any {
 func (w *workload) command(inMulti bool) []any {
 	k := w.key()
 	for {
-		switch w.rng.IntN(40) {
+		switch w.rng.IntN(46) {
 		case 0, 1, 2:
 			cmd := []any{"SET", k, w.value()}
 			if w.rng.IntN(4) == 0 {
@@ -340,6 +354,17 @@ func (w *workload) command(inMulti bool) []any {
 			if !inMulti {
 				return []any{"DEBUG", "CLOCK", "ADVANCE", w.n(0, 1500)}
 			}
+		case 40, 41:
+			h := w.pick("h0", "h1", k)
+			return []any{w.pick("HSET", "HMSET"), h, w.pick("a", "b", "c"), w.value(), w.pick("b", "d"), w.value()}
+		case 42:
+			return []any{"HSETNX", w.pick("h0", "h1", k), w.pick("a", "b", "e"), w.value()}
+		case 43:
+			return []any{"HDEL", w.pick("h0", "h1", k), w.pick("a", "b"), w.pick("c", "d", "e")}
+		case 44:
+			return []any{"HINCRBY", w.pick("h0", "h1", k), w.pick("n", "a"), w.n(-5, 5)}
+		case 45:
+			return []any{"HINCRBYFLOAT", w.pick("h0", "h1", k), w.pick("f", "a"), w.pick("1.5", "0.1", "-2")}
 		}
 	}
 }

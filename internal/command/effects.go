@@ -29,6 +29,9 @@ import (
 //	FLUSHDB, FLUSHALL                          argv (FLUSHDB of an empty DB journals nothing;
 //	                                           FLUSHALL always, and it drops limiters on replay)
 //	SWAPDB a b                                 argv; SWAPDB a a journals nothing
+//	HSET, HMSET, HDEL, HINCRBY                 argv (deterministic; an HDEL that empties the
+//	                                           hash deletes it on replay too)
+//	HSETNX                                     HSET key field value (when it set)
 //	SET                                        SET key value [PXAT abs-ms | KEEPTTL]: NX/XX/GET
 //	                                           dropped (the effective write), EX/PX/EXAT made PXAT.
 //	                                           A time already past creates an expired key: it
@@ -42,6 +45,7 @@ import (
 //	EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT       PEXPIREAT key abs-ms (NX/XX/GT/LT dropped), or
 //	                                           DEL key when the time is not in the future
 //	INCRBYFLOAT                                SET key new-value KEEPTTL
+//	HINCRBYFLOAT                               HSET key field new-value
 //	GCRA.LIMIT, CL.THROTTLE                    SET key TAT PXAT ceil_ms(TAT) when allowed
 //	                                           (ratelimit.go: storeTAT); denials nothing
 //	GCRA.RESET                                 DEL of the keys it deleted

@@ -16,10 +16,11 @@ var (
 		"append", "setrange", "setbit", "bitop", "bitfield", "incr", "decr", "incrby", "decrby",
 		"mset", "getset", "del", "unlink", "rename", "renamenx", "copy", "move", "persist",
 		"flushdb", "flushall", "swapdb",
+		"hset", "hmset", "hdel", "hincrby",
 	}
 	emittedEffect = []string{
 		"set", "setnx", "msetnx", "setex", "psetex", "getex", "getdel",
-		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat",
+		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 	}

@@ -7,6 +7,7 @@ func groups() [][]*Command {
 		connectionCommands(),
 		keyspaceCommands(),
 		stringCommands(),
+		hashCommands(),
 		bitCommands(),
 		serverCommands(),
 		persistenceCommands(),

@@ -44,6 +44,11 @@ func Directives() []*Directive {
 			Doc: "Allow DEBUG (including DEBUG CLOCK, which tests use to control time): `yes` for every client, `local` for loopback and unix-socket clients only."},
 		{Name: "active-expire-effort", Type: Int, Default: "1", Min: 1, Max: 10, Mutable: true, Group: "general",
 			Doc: "Share of CPU the active expiry cycle may use: 1 allows 25% of a core, each step up adds 25% more time per cycle."},
+		// Data types
+		{Name: "hash-max-listpack-entries", Aliases: []string{"hash-max-ziplist-entries"}, Type: Int, Default: "128", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "data types",
+			Doc: "Most fields a hash keeps in its compact encoding (OBJECT ENCODING `listpack`): one allocation, a few bytes per field, linear scans. A hash that grows past it becomes a hash table (`hashtable`) and stays one."},
+		{Name: "hash-max-listpack-value", Aliases: []string{"hash-max-ziplist-value"}, Type: Int, Default: "64", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "data types",
+			Doc: "Longest field or value, in bytes, a hash may hold and keep its compact encoding."},
 		// Rate limiting (spec/RATELIMIT.md §9)
 		{Name: "throttle-compat", Type: Enum, Default: "redis-cell", Values: []string{"redis-cell", "dragonfly"}, Mutable: true, Group: "ratelimit",
 			Doc: "How CL.THROTTLE rounds its seconds. `redis-cell` (default): floor to ms, then round up to seconds, so an exact 10 s wait reads 10. `dragonfly`: round up to ms, then add one second to every non-zero value, as Dragonfly replies."},

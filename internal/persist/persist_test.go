@@ -15,6 +15,7 @@ import (
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/store"
+	"github.com/hotkv/hotkv/internal/types"
 )
 
 const t0 = int64(1700000000000)
@@ -312,7 +313,8 @@ func TestLoadRejectsWhatItCannotApply(t *testing.T) {
 			e.LimiterDef(LimiterDef{Name: "x", Limit: 9, WindowMs: 1, IntervalNs: 1})
 			e.LimiterKey(LimiterKey{Limiter: "x", Key: []byte("k"), Kind: StateLog, Entries: [][2]int64{{5, 1}, {6, 0}}})
 		}, "has no units"},
-		{"unknown data type", func(e *Encoder) { e.Record(TypeHash, 0, []byte("h"), 0) }, "unknown record type HASH"},
+		{"unknown data type", func(e *Encoder) { e.Record(TypeList, 0, []byte("l"), 0) }, "unknown record type LIST"},
+		{"malformed hash", func(e *Encoder) { e.Record(TypeHash, 0, []byte("h"), 0, []byte{2, 1, 'f'}) }, "HASH: malformed hash payload"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -474,9 +476,55 @@ func TestWriteFileIsAtomic(t *testing.T) {
 
 func TestSaveRefusesUnknownValueKinds(t *testing.T) {
 	st := store.New(1, 1, clock.NewFake(0))
-	st.DB(0).Set([]byte("h"), store.ObjValue(store.KindHash, map[string]string{}), 0, false, 0)
-	if _, err := Write(io.Discard, st, SaveOptions{}); err == nil || !strings.Contains(err.Error(), "cannot hold hash values") {
+	st.DB(0).Set([]byte("l"), store.ObjValue(store.KindList, []string{}), 0, false, 0)
+	if _, err := Write(io.Discard, st, SaveOptions{}); err == nil || !strings.Contains(err.Error(), "cannot hold list values") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// Hashes round-trip through a snapshot in both encodings, with their expiry, whether the
+// save holds every lock (SAVE) or copies shard by shard (BGSAVE).
+func TestHashRoundTrip(t *testing.T) {
+	for _, held := range []bool{true, false} {
+		st := store.New(2, 4, clock.NewFake(0))
+		small := types.NewHash()
+		small.Set("f1", "v1")
+		small.Set("", "empty field")
+		big := types.NewHash()
+		for i := range 300 {
+			big.Set(fmt.Sprintf("field:%d", i), strings.Repeat("x", i%70))
+		}
+		st.DB(0).Set([]byte("small"), store.ObjValue(store.KindHash, small), 0, false, 0)
+		st.DB(1).Set([]byte("big"), store.ObjValue(store.KindHash, big), 5000, false, 0)
+		var buf bytes.Buffer
+		if _, err := Write(&buf, st, SaveOptions{Held: held}); err != nil {
+			t.Fatal(err)
+		}
+		st2 := store.New(2, 4, clock.NewFake(0))
+		if _, err := Load(bytes.NewReader(buf.Bytes()), "dump.hkv", st2, LoadOptions{Now: func() int64 { return 0 }}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			db   int
+			key  string
+			want *types.Hash
+			exp  int64
+		}{{0, "small", small, 0}, {1, "big", big, 5000}} {
+			e := st2.DB(tc.db).Lookup([]byte(tc.key), 0)
+			if e == nil || e.ExpireAt() != tc.exp {
+				t.Fatalf("held=%v %s: %v", held, tc.key, e)
+			}
+			got := e.Val.Obj().(*types.Hash)
+			if got.Len() != tc.want.Len() || got.Encoding() != tc.want.Encoding() {
+				t.Fatalf("held=%v %s: %d fields %s, want %d %s", held, tc.key, got.Len(), got.Encoding(), tc.want.Len(), tc.want.Encoding())
+			}
+			tc.want.Each(func(f, v string) bool {
+				if g, ok := got.Get(f); !ok || g != v {
+					t.Fatalf("held=%v %s: field %q = %q, want %q", held, tc.key, f, g, v)
+				}
+				return true
+			})
+		}
 	}
 }
 
@@ -491,6 +539,7 @@ func FuzzDecode(f *testing.F) {
 		e.LimiterDef(LimiterDef{Name: "s", Algo: 0, Limit: 3, WindowMs: 100, IntervalNs: 1})
 		e.LimiterKey(LimiterKey{Limiter: "s", Key: []byte("k"), Kind: StateLog, Entries: [][2]int64{{1, 1}, {2, 2}}})
 		e.Record(Skippable|0x50, 0, []byte("x"), 0, []byte("y"))
+		e.Record(TypeHash, 0, []byte("h"), 0, []byte{2, 1, 'a', 1, 'b', 1, 'c', 0})
 	}))
 	f.Add([]byte(Magic))
 	f.Fuzz(func(t *testing.T, data []byte) {

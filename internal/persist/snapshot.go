@@ -12,6 +12,7 @@ import (
 
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/store"
+	"github.com/hotkv/hotkv/internal/types"
 )
 
 // SaveOptions controls writing a store's snapshot.
@@ -68,6 +69,7 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 		return enc.Flush()
 	}
 	var visitErr error
+	var payload []byte // scratch for aggregates encoded during the walk (SAVE)
 	err = st.SnapshotWalk(o.Now, o.Held, func(db int, e *store.Entry) bool {
 		key := sbytes(e.Key())
 		switch e.Val.Kind {
@@ -77,6 +79,12 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 			} else {
 				enc.StringRaw(db, key, e.ExpireAt(), e.Val.Bytes())
 			}
+		case store.KindHash:
+			if payload = e.Payload(payload[:0]); payload == nil {
+				visitErr = fmt.Errorf("snapshots cannot hold this hash value (key %q in db %d)", e.Key(), db)
+				return false
+			}
+			enc.Record(TypeHash, db, key, e.ExpireAt(), payload)
 		default:
 			visitErr = fmt.Errorf("snapshots cannot hold %s values yet (key %q in db %d)", e.Val.Kind.TypeName(), e.Key(), db)
 			return false
@@ -220,6 +228,23 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				v = store.BytesValue(bytes.Clone(raw))
 			}
 			if !st.DB(rec.DB).Restore(rec.Key, v, rec.ExpireAt, now) {
+				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
+			}
+			stats.Keys++
+		case TypeHash:
+			if rec.DB >= st.NumDBs() {
+				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
+					rec.DB, st.NumDBs(), rec.DB+1)
+			}
+			h, err := types.HashFromPayload(rec.Body)
+			if err != nil {
+				return stats, d.Corrupt(rec.Offset, "HASH: %v", err)
+			}
+			if rec.ExpireAt != 0 && now > rec.ExpireAt {
+				stats.Expired++
+				continue
+			}
+			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindHash, h), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++

@@ -24,6 +24,7 @@ import (
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/store"
+	"github.com/hotkv/hotkv/internal/types"
 )
 
 // Version is HotKV's release. RedisVersion is the Redis version whose behaviour HotKV
@@ -155,6 +156,11 @@ func (s *Server) applyConfig(name, value string) {
 		s.rlMax.Store(n)
 	case "ratelimit.sliding-window-max-entries":
 		s.rlEntries.Store(n)
+	case "hash-max-listpack-entries", "hash-max-listpack-value":
+		// Process-wide, like the types' limits themselves (internal/types).
+		e, _ := strconv.ParseInt(s.cfg.Get("hash-max-listpack-entries"), 10, 64)
+		v, _ := strconv.ParseInt(s.cfg.Get("hash-max-listpack-value"), 10, 64)
+		types.SetHashPackLimits(e, v)
 	case "save":
 		s.setSavePoints(value)
 	case "appendfsync":

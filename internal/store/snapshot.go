@@ -89,7 +89,13 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 				arena = arena[:0]
 				s.EachUnordered(now, func(e *Entry) bool {
 					c := Entry{kptr: e.kptr, klen: e.klen, expireAt: e.expireAt, Val: e.Val}
-					if b := e.Val.Bytes(); b != nil {
+					if p, ok := e.Val.Obj().(Payloader); ok {
+						// An aggregate is encoded now, under the lock, into the arena.
+						start := len(arena)
+						arena = p.AppendPayload(arena)
+						c.self, c.next = int32(start), int32(len(arena)-start)
+						c.Val = Value{Kind: e.Val.Kind, Raw: true}
+					} else if b := e.Val.Bytes(); b != nil {
 						// Raw bytes go into one arena per shard: no allocation per key
 						// while the lock is held. The entry points into it below.
 						c.self = int32(len(arena))
@@ -110,9 +116,9 @@ func (st *Store) SnapshotWalk(now int64, held bool, visit func(db int, e *Entry)
 				for i := range scratch {
 					c := &scratch[i]
 					if c.next >= 0 {
-						raw := c.Val.Raw
+						raw, kind := c.Val.Raw, c.Val.Kind
 						c.Val.SetBytes(arena[c.self : c.self+c.next : c.self+c.next])
-						c.Val.Raw = raw
+						c.Val.Raw, c.Val.Kind = raw, kind
 					}
 					if ok = visit(db.ID, c); !ok {
 						break

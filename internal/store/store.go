@@ -111,10 +111,36 @@ func (v *Value) SetBytes(b []byte) {
 
 // Obj returns an aggregate's structure, or nil for strings.
 func (v *Value) Obj() any {
-	if v.Kind == KindString || v.ref == nil {
+	if v.Kind == KindString || v.ref == nil || v.Raw {
 		return nil
 	}
 	return (*objBox)(v.ref).v
+}
+
+// Payloader is implemented by aggregate values: AppendPayload appends the value's snapshot
+// encoding. A background save calls it under the shard's lock, copying the value out so that
+// it can be written while commands change the original.
+type Payloader interface {
+	AppendPayload(dst []byte) []byte
+}
+
+// Payload returns the snapshot encoding of an aggregate entry handed to a SnapshotWalk
+// visitor, appending to scratch when it must encode it now (a walk holding every lock visits
+// live entries); nil for strings. On an aggregate's copy, Raw marks that ref holds the encoded
+// bytes rather than the structure.
+func (e *Entry) Payload(scratch []byte) []byte {
+	v := &e.Val
+	if v.Kind == KindString {
+		return nil
+	}
+	if v.Raw {
+		n, c := int(uint32(v.Int)), int(uint32(v.Int>>32))
+		return unsafe.Slice((*byte)(v.ref), c)[:n]
+	}
+	if p, ok := v.Obj().(Payloader); ok {
+		return p.AppendPayload(scratch)
+	}
+	return nil
 }
 
 // Entry is one key: 64 bytes with the value. Its address is stable while the shard is locked.
