@@ -232,7 +232,7 @@ func TestAOFAlwaysWritesBeforeReplying(t *testing.T) {
 			for j := 0; j < each; j++ {
 				if _, err := cc.TxPipelined(ctx, func(p redis.Pipeliner) error {
 					p.Incr(ctx, "n")
-					p.RPush(ctx, "nothing", 1) // an unknown command: the EXEC is aborted
+					p.Do(ctx, "NOSUCHCOMMAND", "x") // an unknown command: the EXEC is aborted
 					return nil
 				}); err == nil {
 					errs <- fmt.Errorf("EXEC with an unknown command succeeded")

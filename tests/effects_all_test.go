@@ -54,6 +54,8 @@ var effectCommands = map[string]bool{
 	"FLUSHALL": true, "SWAPDB": true, "MULTI": true, "EXEC": true,
 	"RATELIMIT.CREATE": true, "RATELIMIT.SETSTATE": true, "RATELIMIT.RESET": true, "RATELIMIT.DROP": true,
 	"HSET": true, "HMSET": true, "HDEL": true, "HINCRBY": true,
+	"LPUSH": true, "RPUSH": true, "LPUSHX": true, "RPUSHX": true, "LPOP": true, "RPOP": true,
+	"LSET": true, "LINSERT": true, "LREM": true, "LTRIM": true, "LMOVE": true, "RPOPLPUSH": true,
 }
 
 // checkTimeFree fails on an effect that is not an allowed, time-free command line.
@@ -131,6 +133,10 @@ func dbState(t *testing.T, c *redis.Conn, db int) (keys []string, dbsize int64) 
 		typ := c.Type(ctx, k).Val()
 		var val string
 		switch typ {
+		case "list":
+			vs, err := c.LRange(ctx, k, 0, -1).Result()
+			require.NoError(t, err)
+			val = fmt.Sprintf("%q", vs)
 		case "hash":
 			m, err := c.HGetAll(ctx, k).Result()
 			require.NoError(t, err)

@@ -32,6 +32,10 @@ import (
 //	HSET, HMSET, HDEL, HINCRBY                 argv (deterministic; an HDEL that empties the
 //	                                           hash deletes it on replay too)
 //	HSETNX                                     HSET key field value (when it set)
+//	LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP,  argv (deterministic given the list; a pop that
+//	LSET, LINSERT, LREM, LTRIM, LMOVE,         empties it deletes it on replay too)
+//	RPOPLPUSH
+//	LMPOP                                      LPOP or RPOP key count, of the key it popped
 //	SET                                        SET key value [PXAT abs-ms | KEEPTTL]: NX/XX/GET
 //	                                           dropped (the effective write), EX/PX/EXAT made PXAT.
 //	                                           A time already past creates an expired key: it

@@ -17,10 +17,12 @@ var (
 		"mset", "getset", "del", "unlink", "rename", "renamenx", "copy", "move", "persist",
 		"flushdb", "flushall", "swapdb",
 		"hset", "hmset", "hdel", "hincrby",
+		"lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "lset", "linsert", "lrem", "ltrim",
+		"lmove", "rpoplpush",
 	}
 	emittedEffect = []string{
 		"set", "setnx", "msetnx", "setex", "psetex", "getex", "getdel",
-		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat",
+		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat", "lmpop",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 	}

@@ -8,6 +8,7 @@ func groups() [][]*Command {
 		keyspaceCommands(),
 		stringCommands(),
 		hashCommands(),
+		listCommands(),
 		bitCommands(),
 		serverCommands(),
 		persistenceCommands(),

@@ -313,7 +313,7 @@ func TestLoadRejectsWhatItCannotApply(t *testing.T) {
 			e.LimiterDef(LimiterDef{Name: "x", Limit: 9, WindowMs: 1, IntervalNs: 1})
 			e.LimiterKey(LimiterKey{Limiter: "x", Key: []byte("k"), Kind: StateLog, Entries: [][2]int64{{5, 1}, {6, 0}}})
 		}, "has no units"},
-		{"unknown data type", func(e *Encoder) { e.Record(TypeList, 0, []byte("l"), 0) }, "unknown record type LIST"},
+		{"unknown data type", func(e *Encoder) { e.Record(TypeStream, 0, []byte("x"), 0) }, "unknown record type STREAM"},
 		{"malformed hash", func(e *Encoder) { e.Record(TypeHash, 0, []byte("h"), 0, []byte{2, 1, 'f'}) }, "HASH: malformed hash payload"},
 	}
 	for _, tc := range cases {
@@ -476,8 +476,8 @@ func TestWriteFileIsAtomic(t *testing.T) {
 
 func TestSaveRefusesUnknownValueKinds(t *testing.T) {
 	st := store.New(1, 1, clock.NewFake(0))
-	st.DB(0).Set([]byte("l"), store.ObjValue(store.KindList, []string{}), 0, false, 0)
-	if _, err := Write(io.Discard, st, SaveOptions{}); err == nil || !strings.Contains(err.Error(), "cannot hold list values") {
+	st.DB(0).Set([]byte("x"), store.ObjValue(store.KindStream, []string{}), 0, false, 0)
+	if _, err := Write(io.Discard, st, SaveOptions{}); err == nil || !strings.Contains(err.Error(), "cannot hold stream values") {
 		t.Fatalf("got %v", err)
 	}
 }

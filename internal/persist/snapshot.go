@@ -79,6 +79,12 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 			} else {
 				enc.StringRaw(db, key, e.ExpireAt(), e.Val.Bytes())
 			}
+		case store.KindList:
+			if payload = e.Payload(payload[:0]); payload == nil {
+				visitErr = fmt.Errorf("snapshots cannot hold this list value (key %q in db %d)", e.Key(), db)
+				return false
+			}
+			enc.Record(TypeList, db, key, e.ExpireAt(), payload)
 		case store.KindHash:
 			if payload = e.Payload(payload[:0]); payload == nil {
 				visitErr = fmt.Errorf("snapshots cannot hold this hash value (key %q in db %d)", e.Key(), db)
@@ -228,6 +234,23 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				v = store.BytesValue(bytes.Clone(raw))
 			}
 			if !st.DB(rec.DB).Restore(rec.Key, v, rec.ExpireAt, now) {
+				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
+			}
+			stats.Keys++
+		case TypeList:
+			if rec.DB >= st.NumDBs() {
+				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
+					rec.DB, st.NumDBs(), rec.DB+1)
+			}
+			l, err := types.ListFromPayload(rec.Body)
+			if err != nil {
+				return stats, d.Corrupt(rec.Offset, "LIST: %v", err)
+			}
+			if rec.ExpireAt != 0 && now > rec.ExpireAt {
+				stats.Expired++
+				continue
+			}
+			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindList, l), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++
