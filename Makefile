@@ -10,7 +10,7 @@ FUZZTIME ?= 1000000x
 KEYS     ?= 1000000
 TTL      ?= 1s
 
-.PHONY: run build test fuzz stress-expiry docs lint setup bench
+.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
@@ -40,6 +40,10 @@ fuzz:
 ## bench: HotKV vs Redis 7 side by side; rewrites docs/benchmarks.md (BENCHARGS go to `hotkv-bench suite`)
 bench:
 	bash scripts/bench.sh $(BENCHARGS)
+
+## redis-tests: Redis's own TCL suite for the data types, HotKV vs Redis 7 in external mode; rewrites docs/compatibility.md (REDISTESTARGS go to scripts/redis-tests.sh: units, --server, --check PCT); not in `make test`
+redis-tests:
+	bash scripts/redis-tests.sh $(REDISTESTARGS)
 
 ## stress-expiry: KEYS (default 1M) keys with a TTL (default 1s), HotKV vs Redis; not in `make test`
 stress-expiry:

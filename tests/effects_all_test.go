@@ -54,6 +54,9 @@ var effectCommands = map[string]bool{
 	"FLUSHALL": true, "SWAPDB": true, "MULTI": true, "EXEC": true,
 	"RATELIMIT.CREATE": true, "RATELIMIT.SETSTATE": true, "RATELIMIT.RESET": true, "RATELIMIT.DROP": true,
 	"HSET": true, "HMSET": true, "HDEL": true, "HINCRBY": true,
+	"SADD": true, "SREM": true, "SMOVE": true, "SINTERSTORE": true, "SUNIONSTORE": true, "SDIFFSTORE": true,
+	"ZADD": true, "ZREM": true, "ZREMRANGEBYRANK": true, "ZREMRANGEBYSCORE": true, "ZREMRANGEBYLEX": true,
+	"ZRANGESTORE": true, "ZUNIONSTORE": true, "ZINTERSTORE": true, "ZDIFFSTORE": true,
 	"LPUSH": true, "RPUSH": true, "LPUSHX": true, "RPUSHX": true, "LPOP": true, "RPOP": true,
 	"LSET": true, "LINSERT": true, "LREM": true, "LTRIM": true, "LMOVE": true, "RPOPLPUSH": true,
 }
@@ -137,6 +140,15 @@ func dbState(t *testing.T, c *redis.Conn, db int) (keys []string, dbsize int64) 
 			vs, err := c.LRange(ctx, k, 0, -1).Result()
 			require.NoError(t, err)
 			val = fmt.Sprintf("%q", vs)
+		case "set":
+			ms, err := c.SMembers(ctx, k).Result()
+			require.NoError(t, err)
+			sort.Strings(ms)
+			val = fmt.Sprintf("%q", ms)
+		case "zset":
+			vs, err := c.Do(ctx, "ZRANGE", k, 0, -1, "WITHSCORES").StringSlice()
+			require.NoError(t, err)
+			val = fmt.Sprintf("%s %q", c.ObjectEncoding(ctx, k).Val(), vs)
 		case "hash":
 			m, err := c.HGetAll(ctx, k).Result()
 			require.NoError(t, err)
@@ -238,7 +250,7 @@ func (w *workload) expireCmd() []any {
 func (w *workload) command(inMulti bool) []any {
 	k := w.key()
 	for {
-		switch w.rng.IntN(46) {
+		switch w.rng.IntN(56) {
 		case 0, 1, 2:
 			cmd := []any{"SET", k, w.value()}
 			if w.rng.IntN(4) == 0 {
@@ -371,6 +383,75 @@ func (w *workload) command(inMulti bool) []any {
 			return []any{"HINCRBY", w.pick("h0", "h1", k), w.pick("n", "a"), w.n(-5, 5)}
 		case 45:
 			return []any{"HINCRBYFLOAT", w.pick("h0", "h1", k), w.pick("f", "a"), w.pick("1.5", "0.1", "-2")}
+		case 46, 47:
+			cmd := []any{"SADD", w.pick("s0", "s1", "s2", k)}
+			for j := w.n(1, 4); j > 0; j-- {
+				cmd = append(cmd, w.pick("1", "2", "3", "-7", "a", "b", "10"))
+			}
+			return cmd
+		case 48:
+			return []any{"SREM", w.pick("s0", "s1", "s2", k), w.pick("1", "2", "a"), w.pick("3", "b", "10")}
+		case 49:
+			s := w.pick("s0", "s1", "s2", k)
+			switch w.rng.IntN(3) {
+			case 0:
+				return []any{"SPOP", s}
+			case 1:
+				return []any{"SPOP", s, w.n(0, 8)}
+			}
+			return []any{"SMOVE", s, w.pick("s0", "s1", "s2", k), w.pick("1", "2", "3", "a")}
+		case 50:
+			return []any{w.pick("SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"), w.pick("s0", "s1", "s2", k),
+				w.pick("s0", "s1", "s2", k), w.pick("s0", "s1", "s2", k)}
+		case 51, 52:
+			cmd := []any{"ZADD", w.pick("z0", "z1", "z2", k)}
+			for _, opt := range []string{"NX", "XX", "GT", "LT", "CH"} {
+				if w.rng.IntN(6) == 0 {
+					cmd = append(cmd, opt)
+				}
+			}
+			for j := w.n(1, 3); j > 0; j-- {
+				cmd = append(cmd, w.pick("1", "2.5", "-3", "0.1", "inf", "-inf", "1e300", "7"), w.pick("a", "b", "c", "d", "e"))
+			}
+			return cmd
+		case 53:
+			z, m, by := w.pick("z0", "z1", "z2", k), w.pick("a", "b", "f"), w.pick("0.1", "0.2", "-1.5", "1e-5", "inf", "3")
+			if w.rng.IntN(2) == 0 {
+				return []any{"ZINCRBY", z, by, m}
+			}
+			cmd := []any{"ZADD", z, "INCR"}
+			if w.rng.IntN(2) == 0 {
+				cmd = append(cmd, w.pick("XX", "NX", "GT", "LT"))
+			}
+			return append(cmd, by, m)
+		case 54:
+			z := w.pick("z0", "z1", "z2", k)
+			switch w.rng.IntN(7) {
+			case 0:
+				return []any{"ZREM", z, w.pick("a", "b"), w.pick("c", "f")}
+			case 1:
+				return []any{w.pick("ZPOPMIN", "ZPOPMAX"), z}
+			case 2:
+				return []any{w.pick("ZPOPMIN", "ZPOPMAX"), z, w.n(0, 3)}
+			case 3:
+				return []any{"ZMPOP", 2, z, w.pick("z0", "z1", "z2"), w.pick("MIN", "MAX"), "COUNT", w.n(1, 3)}
+			case 4:
+				return []any{"ZREMRANGEBYRANK", z, w.n(-3, 2), w.n(-2, 3)}
+			case 5:
+				return []any{"ZREMRANGEBYSCORE", z, w.pick("-inf", "(0", "1"), w.pick("2.5", "(7", "+inf")}
+			}
+			return []any{"ZREMRANGEBYLEX", z, w.pick("-", "[b", "(a"), w.pick("+", "[c", "(d")}
+		case 55:
+			dst, a, b := w.pick("z0", "z1", "z2", k), w.pick("z0", "z1", "z2", "s0", k), w.pick("z0", "z1", "z2", "s1")
+			switch w.rng.IntN(4) {
+			case 0:
+				return []any{"ZUNIONSTORE", dst, 2, a, b, "WEIGHTS", w.pick("1", "0.5", "-2"), w.pick("1", "3"), "AGGREGATE", w.pick("SUM", "MIN", "MAX")}
+			case 1:
+				return []any{"ZINTERSTORE", dst, 2, a, b, "AGGREGATE", w.pick("SUM", "MIN", "MAX")}
+			case 2:
+				return []any{"ZDIFFSTORE", dst, 2, a, b}
+			}
+			return []any{"ZRANGESTORE", dst, a, w.pick("0", "(1", "-inf"), w.pick("-1", "5", "+inf"), w.pick("BYSCORE", "BYSCORE", "REV")}
 		}
 	}
 }
@@ -434,7 +515,7 @@ func replayWorkload(t *testing.T, seed uint64, ops int) {
 		names[strings.ToUpper(string(e.Args[0]))]++
 	}
 	t.Logf("%d effects: %v", len(effects), names)
-	for _, n := range []string{"SET", "DEL", "PEXPIREAT", "MULTI", "RATELIMIT.SETSTATE", "COPY", "MOVE", "SWAPDB", "INCR", "BITFIELD"} {
+	for _, n := range []string{"SET", "DEL", "PEXPIREAT", "MULTI", "RATELIMIT.SETSTATE", "COPY", "MOVE", "SWAPDB", "INCR", "BITFIELD", "ZADD", "ZREM"} {
 		require.Positive(t, names[n], "the workload journaled no %s", n)
 	}
 
@@ -590,6 +671,20 @@ func TestEffectsOfEachWrite(t *testing.T) {
 	expect(one("0: SET f 1.5 KEEPTTL"), "INCRBYFLOAT", "f", "1.5")
 	expect(one("0: SET f 1.6 KEEPTTL"), "INCRBYFLOAT", "f", "0.1")
 	expect(one("0: GETSET f 2"), "GETSET", "f", 2)
+	// Sorted sets: float increments journal the resulting score, pops the members they took.
+	expect(one("0: ZADD zz 1.5 m"), "ZINCRBY", "zz", "1.5", "m")
+	expect(one("0: ZADD zz 0.1 n"), "ZADD", "zz", "INCR", "0.1", "n")
+	expect(one("0: ZADD zz 0.30000000000000004 n"), "ZINCRBY", "zz", "0.2", "n")
+	expect(one("0: ZADD zz inf o"), "ZADD", "zz", "GT", "INCR", "inf", "o")
+	expect(none, "ZINCRBY", "zz", "0", "m")
+	expect(none, "ZADD", "zz", "NX", "INCR", "1", "m")
+	expect(none, "ZADD", "zz", "XX", "5", "nope")
+	expect(none, "ZREM", "zz", "nope")
+	expect(none, "ZINCRBY", "zz", "-inf", "o")
+	expect(one("0: ZADD zz 2 m"), "ZADD", "zz", "2", "m")
+	expect(one("0: ZREM zz n m"), "ZPOPMIN", "zz", 2)
+	expect(one("0: ZREM zz o"), "ZMPOP", 2, "nokey", "zz", "MAX", "COUNT", 5)
+	expect(none, "ZPOPMAX", "zz")
 
 	// Keyspace commands across databases keep their arguments and the selected database.
 	require.NoError(t, c.Do(ctx, "SELECT", 1).Err())

@@ -561,6 +561,7 @@ func bitfieldGeneric(c *Ctx, readOnlyCmd bool) {
 	}
 
 	var e *store.Entry
+	created := int64(0)
 	if readOnly {
 		var ok bool
 		if e, ok = lookupStringForBitRead(c); !ok {
@@ -572,12 +573,18 @@ func bitfieldGeneric(c *Ctx, readOnlyCmd bool) {
 			return
 		}
 		var ok bool
-		if e, _, ok = lookupStringForBitWrite(c, highestWrite); !ok {
+		var grown bool
+		if e, grown, ok = lookupStringForBitWrite(c, highestWrite); !ok {
 			return
+		}
+		if grown {
+			created = 1 // a new or longer string is a change even if every field keeps its value
 		}
 	}
 
 	c.W.Array(len(ops))
+	// Only writes that change a value count as changes (dirty, and the effect journaled), as
+	// Redis counts them: SET to the same value, INCRBY 0 and a failed OVERFLOW FAIL do not.
 	changes := int64(0)
 	for i := range ops {
 		op := &ops[i]
@@ -601,7 +608,6 @@ func bitfieldGeneric(c *Ctx, readOnlyCmd bool) {
 			continue
 		}
 		p := e.Val.Bytes()
-		changes++
 		if op.signed {
 			old := getSignedBitfield(p, op.offset, op.width)
 			var nv, ret, wrapped int64
@@ -625,7 +631,10 @@ func bitfieldGeneric(c *Ctx, readOnlyCmd bool) {
 				continue
 			}
 			c.W.Int(ret)
-			setUnsignedBitfield(p, op.offset, op.width, uint64(nv))
+			if nv != old {
+				setUnsignedBitfield(p, op.offset, op.width, uint64(nv))
+				changes++
+			}
 		} else {
 			old := getUnsignedBitfield(p, op.offset, op.width)
 			var nv, ret, wrapped uint64
@@ -648,10 +657,13 @@ func bitfieldGeneric(c *Ctx, readOnlyCmd bool) {
 				continue
 			}
 			c.W.Int(int64(ret))
-			setUnsignedBitfield(p, op.offset, op.width, nv)
+			if nv != old {
+				setUnsignedBitfield(p, op.offset, op.width, nv)
+				changes++
+			}
 		}
 	}
-	c.Dirty(changes)
+	c.Dirty(max(changes, created))
 }
 
 // getUnsignedBitfield reads width bits at bit offset off, most significant first.

@@ -164,6 +164,9 @@ type Command struct {
 	// Global marks commands that lock shards themselves (KEYS, SCAN, FLUSHDB, MOVE, ...):
 	// the dispatcher takes no lock for them.
 	Global bool
+	// keyNum is set by NewTable when a key spec counts its keys from a numkeys argument
+	// (ZUNION, ZMPOP, LMPOP ...): KeyIndexes then finds the keys through the specs.
+	keyNum bool
 
 	Subcommands []*Command
 	subByName   map[string]*Command
@@ -203,6 +206,7 @@ func NewTable(cmds ...[]*Command) *Table {
 			}
 			t.byName[c.Name] = c
 			t.all = append(t.all, c)
+			c.keyNum = hasKeyNumSpec(c)
 			if len(c.Subcommands) > 0 {
 				c.subByName = map[string]*Command{}
 				for _, s := range c.Subcommands {
@@ -211,6 +215,7 @@ func NewTable(cmds ...[]*Command) *Table {
 						s.Group = c.Group
 					}
 					c.subByName[s.Name] = s
+					s.keyNum = hasKeyNumSpec(s)
 				}
 			}
 		}
@@ -249,11 +254,21 @@ func CheckArity(arity, n int) bool {
 	return n >= -arity
 }
 
-// KeyIndexes returns the argument indexes holding keys, from the legacy triple or GetKeys.
-// It allocates; the dispatcher uses the allocation-free single-key path instead.
+// KeyIndexes returns the argument indexes holding keys, from the legacy triple or GetKeys, or
+// from the key specs when one of them counts keys from a numkeys argument (a malformed count
+// yields no keys: the handler rejects it before touching any). It allocates; the dispatcher
+// uses the allocation-free single-key path instead.
 func (c *Command) KeyIndexes(args [][]byte) []int {
 	if c.GetKeys != nil {
 		return c.GetKeys(args)
+	}
+	if c.keyNum {
+		refs := c.KeyRefs(args)
+		out := make([]int, len(refs))
+		for i, r := range refs {
+			out[i] = r.Pos
+		}
+		return out
 	}
 	if c.FirstKey <= 0 {
 		return nil
@@ -267,4 +282,14 @@ func (c *Command) KeyIndexes(args [][]byte) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// hasKeyNumSpec reports whether one of c's key specs finds its keys from a numkeys argument.
+func hasKeyNumSpec(c *Command) bool {
+	for _, ks := range c.KeySpecs {
+		if ks.isKeyNum() {
+			return true
+		}
+	}
+	return false
 }

@@ -154,6 +154,12 @@ type Ctx struct {
 	nanoMark int64
 	// lastLookup is the command the previous name resolved to, tried first.
 	lastLookup *Command
+	// Blocked is set by a blocking command that found nothing to pop: the connection waits
+	// for it (BlockTimeoutMs, 0 for ever) and clears it. See blocking.go.
+	Blocked        *store.Waiter
+	BlockTimeoutMs int64
+	// ready lists the keys this command gave elements that blocked clients may be waiting for.
+	ready []readyKey
 	// effArgs and effNum are Emit's scratch space, reused by every command of the connection.
 	effArgs [][]byte
 	effNum  []byte

@@ -40,6 +40,9 @@ func (t *Table) Exec(c *Ctx) {
 	}
 	c.lockFor(cmd)
 	t.run(c, cmd)
+	if len(c.ready) > 0 {
+		c.serveReady() // before the locks go: blocked clients are served right after the push
+	}
 	c.UnlockAll()
 }
 
@@ -155,7 +158,7 @@ func (c *Ctx) lockFor(cmd *Command) {
 	if cmd.Global || c.allLocked {
 		return
 	}
-	if cmd.GetKeys == nil && cmd.FirstKey > 0 && cmd.LastKey == cmd.FirstKey {
+	if cmd.GetKeys == nil && !cmd.keyNum && cmd.FirstKey > 0 && cmd.LastKey == cmd.FirstKey {
 		// The common case: one key, one shard, no allocation. The hash is kept for the
 		// handler's lookup of the same key.
 		if cmd.FirstKey < len(c.Args) {
@@ -165,7 +168,7 @@ func (c *Ctx) lockFor(cmd *Command) {
 		}
 		return
 	}
-	if cmd.GetKeys == nil && c.DB.NumShards() <= 256 {
+	if cmd.GetKeys == nil && !cmd.keyNum && c.DB.NumShards() <= 256 {
 		c.lockRangeBitmap(cmd)
 		return
 	}

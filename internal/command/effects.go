@@ -32,10 +32,27 @@ import (
 //	HSET, HMSET, HDEL, HINCRBY                 argv (deterministic; an HDEL that empties the
 //	                                           hash deletes it on replay too)
 //	HSETNX                                     HSET key field value (when it set)
+//	SADD, SREM, SMOVE, SINTERSTORE,            argv (deterministic given the sets; a result that
+//	SUNIONSTORE, SDIFFSTORE                    is empty deletes the destination on replay too)
+//	SPOP                                       SREM key member... of the members it popped, or
+//	                                           DEL key when it popped the whole set
 //	LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP,  argv (deterministic given the list; a pop that
 //	LSET, LINSERT, LREM, LTRIM, LMOVE,         empties it deletes it on replay too)
 //	RPOPLPUSH
+//	FUNCTION FLUSH                             argv once there are functions to delete; nothing
+//	                                           changes, so nothing is journaled, until then
 //	LMPOP                                      LPOP or RPOP key count, of the key it popped
+//	BLPOP, BRPOP, BLMPOP                       LPOP or RPOP key [count] of what it popped, at
+//	                                           once or, for a blocked client, right after the
+//	                                           push that served it (blocking.go)
+//	BLMOVE, BRPOPLPUSH                         LMOVE src dst where where, when it moved
+//	ZADD (without INCR), ZREM, ZREMRANGEBYRANK,  argv (deterministic given the sorted sets; a
+//	ZREMRANGEBYSCORE, ZREMRANGEBYLEX,          removal that empties the set, or an empty
+//	ZRANGESTORE, ZUNIONSTORE, ZINTERSTORE,     result, deletes the key on replay too)
+//	ZDIFFSTORE
+//	ZINCRBY, ZADD INCR                         ZADD key score member, with the resulting score
+//	                                           in the shortest form that parses back to it
+//	ZPOPMIN, ZPOPMAX, ZMPOP                    ZREM key member... of the members it popped
 //	SET                                        SET key value [PXAT abs-ms | KEEPTTL]: NX/XX/GET
 //	                                           dropped (the effective write), EX/PX/EXAT made PXAT.
 //	                                           A time already past creates an expired key: it

@@ -17,12 +17,17 @@ var (
 		"mset", "getset", "del", "unlink", "rename", "renamenx", "copy", "move", "persist",
 		"flushdb", "flushall", "swapdb",
 		"hset", "hmset", "hdel", "hincrby",
+		"sadd", "srem", "smove", "sinterstore", "sunionstore", "sdiffstore",
+		"zadd", "zrem", "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zrangestore",
+		"zunionstore", "zinterstore", "zdiffstore",
 		"lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "lset", "linsert", "lrem", "ltrim",
-		"lmove", "rpoplpush",
+		"lmove", "rpoplpush", "function|flush",
 	}
 	emittedEffect = []string{
 		"set", "setnx", "msetnx", "setex", "psetex", "getex", "getdel",
-		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat", "lmpop",
+		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat", "spop", "lmpop",
+		"blpop", "brpop", "blmpop", "blmove", "brpoplpush",
+		"zincrby", "zpopmin", "zpopmax", "zmpop",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 	}

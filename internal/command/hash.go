@@ -384,17 +384,7 @@ func hrandfieldCommand(c *Ctx) {
 		c.W.BulkString(f)
 		return
 	}
-	withValues := false
-	if len(c.Args) == 4 {
-		if !c.ArgIs(3, "withvalues") {
-			c.Syntax()
-			return
-		}
-		withValues = true
-	} else if len(c.Args) > 4 {
-		c.Syntax()
-		return
-	}
+	// Redis's order: the count, then the syntax, then the WITHVALUES range.
 	count, ok := c.Int(2)
 	if !ok {
 		return
@@ -403,6 +393,11 @@ func hrandfieldCommand(c *Ctx) {
 		c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 		return
 	}
+	if len(c.Args) > 4 || (len(c.Args) == 4 && !c.ArgIs(3, "withvalues")) {
+		c.Syntax()
+		return
+	}
+	withValues := len(c.Args) == 4
 	if withValues && (count < -4611686018427387903 || count > 4611686018427387903) { // count*2 must not overflow
 		c.Error("ERR value is out of range")
 		return
@@ -459,9 +454,21 @@ func hrandfieldCommand(c *Ctx) {
 }
 
 func hscanCommand(c *Ctx) {
+	// Redis's order: the cursor, then the key (a missing key is an empty scan whatever the
+	// options say), then the options.
 	cursor, ok := parseScanCursor(c.Args[2])
 	if !ok {
 		c.Error("ERR invalid cursor")
+		return
+	}
+	_, h, ok := hashRead(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.W.Array(2)
+		c.W.BulkString("0")
+		c.W.Array(0)
 		return
 	}
 	count := int64(10)
@@ -487,29 +494,27 @@ func hscanCommand(c *Ctx) {
 			return
 		}
 	}
-	_, h, ok := hashRead(c, c.Args[1])
-	if !ok {
-		return
-	}
+	// As Redis: COUNT bounds the elements collected (a field and its value are two) before
+	// MATCH filters them.
 	var found [][2]string
-	next := uint64(0)
-	if h != nil {
-		visit := func(f, v string) {
-			if !usePat || glob.Match(pat, f, false) {
-				found = append(found, [2]string{f, v})
-			}
+	collected := int64(0)
+	visit := func(f, v string) {
+		collected += 2
+		if !usePat || glob.Match(pat, f, false) {
+			found = append(found, [2]string{f, v})
 		}
-		if h.Packed() {
-			h.Scan(0, visit)
-		} else {
-			budget := count * 10
-			next = cursor
-			for {
-				next = h.Scan(next, visit)
-				budget--
-				if next == 0 || budget <= 0 || int64(len(found)) >= count {
-					break
-				}
+	}
+	next := uint64(0)
+	if h.Packed() {
+		h.Scan(0, visit)
+	} else {
+		budget := count * 10
+		next = cursor
+		for {
+			next = h.Scan(next, visit)
+			budget--
+			if next == 0 || budget <= 0 || collected >= count {
+				break
 			}
 		}
 	}

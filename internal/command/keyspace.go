@@ -557,8 +557,9 @@ func renameGeneric(c *Ctx, nx bool) {
 		reply(false)
 		return
 	}
-	c.DB.MoveEntry(e, c.DB, dst, c.Now)
+	ne := c.DB.MoveEntry(e, c.DB, dst, c.Now)
 	c.Dirty(1)
+	c.markReadyIn(c.DB.ID, dst, ne)
 	reply(true)
 }
 
@@ -618,8 +619,9 @@ func copyCommand(c *Ctx) {
 		}
 		dstDB.Remove(old)
 	}
-	dstDB.Set(dst, v, at, false, c.Now)
+	ne := dstDB.Set(dst, v, at, false, c.Now)
 	c.Dirty(1)
+	c.markReadyIn(dstID, dst, ne)
 	c.W.Int(1)
 }
 
@@ -645,8 +647,9 @@ func moveCommand(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	c.DB.MoveEntry(e, dst, key, c.Now)
+	ne := c.DB.MoveEntry(e, dst, key, c.Now)
 	c.Dirty(1)
+	c.markReadyIn(id, key, ne)
 	c.W.Int(1)
 }
 

@@ -26,6 +26,22 @@ func listCommands() []*Command {
 	}
 	rpoplpush := two("rpoplpush", 3, "1.2.0", "source destination", "Remove the last element in a list, prepend it to another list and return it", rpoplpushCommand)
 	rpoplpush.Doc = "Deprecated since 6.2.0: use LMOVE with RIGHT LEFT."
+	const blockDoc = "Blocked clients are served in the order they blocked, right after the command (or the EXEC) that gave their key elements; inside MULTI it does not block."
+	bpop := func(name, summary string, h Handler) *Command {
+		return &Command{Name: name, Arity: -3, Flags: FlagWrite | FlagNoScript | FlagBlocking, ACL: []string{"write", "list", "slow", "blocking"},
+			FirstKey: 1, LastKey: -2, Step: 1, KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSDelete, Begin: 1, LastKey: -2, Step: 1}},
+			Group: "list", Since: "2.0.0", Syntax: "key [key ...] timeout", Complexity: "O(N) where N is the number of provided keys.",
+			Summary: summary, Doc: blockDoc, Handler: h}
+	}
+	bmove := func(name string, arity int, since, syntax string, h Handler) *Command {
+		cmd := two(name, arity, since, syntax, "Pop an element from a list, push it to another list and return it; or block until one is available", h)
+		cmd.Flags |= FlagNoScript | FlagBlocking
+		cmd.ACL = append(cmd.ACL, "blocking")
+		cmd.Doc = "A blocked client is woken when its source gets elements and runs again: if another client took them first, it blocks again."
+		return cmd
+	}
+	brpoplpush := bmove("brpoplpush", 4, "2.2.0", "source destination timeout", brpoplpushCommand)
+	brpoplpush.Doc = "Deprecated since 6.2.0: use BLMOVE with RIGHT LEFT. " + brpoplpush.Doc
 	return []*Command{
 		one("lpush", -3, wf, "write", KSRW|KSInsert, "1.0.0", "key element [element ...]", pushN, "Prepend one or multiple elements to a list", lpushCommand),
 		one("rpush", -3, wf, "write", KSRW|KSInsert, "1.0.0", "key element [element ...]", pushN, "Append one or multiple elements to a list", rpushCommand),
@@ -60,6 +76,15 @@ func listCommands() []*Command {
 			Summary:    "Pop elements from a list", Handler: lmpopCommand},
 		two("lmove", 5, "6.2.0", "source destination <LEFT | RIGHT> <LEFT | RIGHT>", "Pop an element from a list, push it to another list and return it", lmoveCommand),
 		rpoplpush,
+		bpop("blpop", "Remove and get the first element in a list, or block until one is available", blpopCommand),
+		bpop("brpop", "Remove and get the last element in a list, or block until one is available", brpopCommand),
+		{Name: "blmpop", Arity: -5, Flags: FlagWrite | FlagBlocking, ACL: []string{"write", "list", "slow", "blocking"},
+			KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSDelete, Begin: 2, FirstKey: 1, Step: 1}},
+			Group:    "list", Since: "7.0.0", Syntax: "timeout numkeys key [key ...] <LEFT | RIGHT> [COUNT count]",
+			Complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+			Summary:    "Pop elements from a list, or block until one is available", Doc: blockDoc, Handler: blmpopCommand},
+		bmove("blmove", 6, "6.2.0", "source destination <LEFT | RIGHT> <LEFT | RIGHT> timeout", blmoveCommand),
+		brpoplpush,
 	}
 }
 
@@ -115,6 +140,7 @@ func push(c *Ctx, left, mustExist bool) {
 		}
 	}
 	c.Dirty(int64(len(c.Args) - 2))
+	c.markReady(c.Args[1])
 	c.W.Int(int64(l.Len()))
 }
 
@@ -316,6 +342,7 @@ func linsertCommand(c *Ctx) {
 		vs = append(vs[:at], append([]string{string(c.Args[4])}, vs[at:]...)...)
 		l.Replace(vs)
 		c.Dirty(1)
+		c.markReady(c.Args[1])
 		c.W.Int(int64(l.Len()))
 		return
 	}
@@ -504,48 +531,63 @@ func lposCommand(c *Ctx) {
 }
 
 func lmpopCommand(c *Ctx) {
-	numkeys, ok := resp.ParseInt(c.Args[1])
-	if !ok || numkeys <= 0 {
-		c.Error("ERR numkeys should be greater than 0")
-		return
+	keys, left, count, ok := lmpopParse(c, c.Args)
+	if ok && !lmpopServe(c, keys, left, count) {
+		c.W.NullArray()
 	}
-	if numkeys > int64(len(c.Args)-2) {
+}
+
+// lmpopParse reads "numkeys key... LEFT|RIGHT [COUNT n]" from args[1:] (LMPOP's arguments;
+// BLMPOP passes its own after the timeout), replying the error itself when there is one.
+func lmpopParse(c *Ctx, args [][]byte) (keys [][]byte, left bool, count int64, ok bool) {
+	numkeys, isInt := resp.ParseInt(args[1])
+	if !isInt || numkeys <= 0 {
+		c.Error("ERR numkeys should be greater than 0")
+		return nil, false, 0, false
+	}
+	if numkeys > int64(len(args)-2) {
 		c.Syntax()
-		return
+		return nil, false, 0, false
 	}
 	where := 2 + int(numkeys)
-	if where >= len(c.Args) {
+	if where >= len(args) {
 		c.Syntax()
-		return
+		return nil, false, 0, false
 	}
-	var left bool
 	switch {
-	case c.ArgIs(where, "left"):
+	case EqualFold(args[where], "left"):
 		left = true
-	case c.ArgIs(where, "right"):
+	case EqualFold(args[where], "right"):
 	default:
 		c.Syntax()
-		return
+		return nil, false, 0, false
 	}
-	count := int64(1)
-	rest := c.Args[where+1:]
+	count = 1
+	rest := args[where+1:]
 	switch {
 	case len(rest) == 0:
 	case len(rest) == 2 && EqualFold(rest[0], "count"):
-		n, ok := resp.ParseInt(rest[1])
-		if !ok || n <= 0 {
+		n, isInt := resp.ParseInt(rest[1])
+		if !isInt || n <= 0 {
 			c.Error("ERR count should be greater than 0")
-			return
+			return nil, false, 0, false
 		}
 		count = n
 	default:
 		c.Syntax()
-		return
+		return nil, false, 0, false
 	}
-	for _, key := range c.Args[2:where] {
+	return args[2:where], left, count, true
+}
+
+// lmpopServe pops up to count elements from the first non-empty list of keys and replies
+// [key, [elements]], journaled as LPOP/RPOP key n; it reports false, replying nothing, when
+// every list is empty, and true after a WRONGTYPE error.
+func lmpopServe(c *Ctx, keys [][]byte, left bool, count int64) bool {
+	for _, key := range keys {
 		e, l, ok := listWrite(c, key)
 		if !ok {
-			return
+			return true
 		}
 		if l == nil {
 			continue
@@ -568,9 +610,9 @@ func lmpopCommand(c *Ctx) {
 			}
 			c.Emit(c.DB.ID, name, key, c.effInt(int64(n)))
 		}
-		return
+		return true
 	}
-	c.W.NullArray()
+	return false
 }
 
 var (
@@ -578,19 +620,20 @@ var (
 	effRPop = []byte("RPOP")
 )
 
-// move pops from the source's end and pushes at the destination's, checking both types first.
-func move(c *Ctx, fromLeft, toLeft bool) {
+// move pops from the source's end and pushes at the destination's, checking both types
+// first, and reports whether it moved an element.
+func move(c *Ctx, fromLeft, toLeft bool) bool {
 	se, src, ok := listWrite(c, c.Args[1])
 	if !ok {
-		return
+		return false
 	}
 	if src == nil {
 		c.W.Null()
-		return
+		return false
 	}
 	_, dst, ok := listWrite(c, c.Args[2])
 	if !ok {
-		return
+		return false
 	}
 	v := popOne(src, fromLeft)
 	if dst == nil {
@@ -605,7 +648,9 @@ func move(c *Ctx, fromLeft, toLeft bool) {
 		c.DB.Remove(se)
 	}
 	c.Dirty(2)
+	c.markReady(c.Args[2])
 	c.W.BulkString(v)
+	return true
 }
 
 func lmoveCommand(c *Ctx) {

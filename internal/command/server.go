@@ -584,7 +584,10 @@ func (ks KeySpec) find(args [][]byte, arity int) ([]KeyRef, bool) {
 		first += ks.FirstKey
 		last = first + int(n) - 1
 		if n == 0 {
-			return nil, true
+			// Redis's getKeysUsingKeySpecs finds last < first, an invalid spec, and falls
+			// back to the command's getkeys procedure, which finds no key at all (not even
+			// ZUNIONSTORE's destination); NO_MANDATORY_KEYS commands (EVAL) reply [].
+			return nil, false
 		}
 	} else {
 		switch {

@@ -8,12 +8,15 @@ func groups() [][]*Command {
 		keyspaceCommands(),
 		stringCommands(),
 		hashCommands(),
+		setCommands(),
+		zsetCommands(),
 		listCommands(),
 		bitCommands(),
 		serverCommands(),
 		persistenceCommands(),
 		rateLimitCommands(),
 		transactionCommands(),
+		scriptingCommands(),
 	}
 }
 

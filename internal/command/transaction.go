@@ -162,5 +162,8 @@ func execCommand(c *Ctx) {
 		c.tx.finish()
 		c.tx = nil
 	}
+	if len(c.ready) > 0 {
+		c.serveReady() // after the whole transaction, as Redis serves blocked clients
+	}
 	c.UnlockAllGlobal()
 }

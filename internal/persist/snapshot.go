@@ -85,6 +85,18 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 				return false
 			}
 			enc.Record(TypeList, db, key, e.ExpireAt(), payload)
+		case store.KindSet:
+			if payload = e.Payload(payload[:0]); payload == nil {
+				visitErr = fmt.Errorf("snapshots cannot hold this set value (key %q in db %d)", e.Key(), db)
+				return false
+			}
+			enc.Record(TypeSet, db, key, e.ExpireAt(), payload)
+		case store.KindZSet:
+			if payload = e.Payload(payload[:0]); payload == nil {
+				visitErr = fmt.Errorf("snapshots cannot hold this sorted set value (key %q in db %d)", e.Key(), db)
+				return false
+			}
+			enc.Record(TypeZSet, db, key, e.ExpireAt(), payload)
 		case store.KindHash:
 			if payload = e.Payload(payload[:0]); payload == nil {
 				visitErr = fmt.Errorf("snapshots cannot hold this hash value (key %q in db %d)", e.Key(), db)
@@ -251,6 +263,40 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				continue
 			}
 			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindList, l), rec.ExpireAt, now) {
+				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
+			}
+			stats.Keys++
+		case TypeSet:
+			if rec.DB >= st.NumDBs() {
+				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
+					rec.DB, st.NumDBs(), rec.DB+1)
+			}
+			s, err := types.SetFromPayload(rec.Body)
+			if err != nil {
+				return stats, d.Corrupt(rec.Offset, "SET: %v", err)
+			}
+			if rec.ExpireAt != 0 && now > rec.ExpireAt {
+				stats.Expired++
+				continue
+			}
+			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindSet, s), rec.ExpireAt, now) {
+				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
+			}
+			stats.Keys++
+		case TypeZSet:
+			if rec.DB >= st.NumDBs() {
+				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
+					rec.DB, st.NumDBs(), rec.DB+1)
+			}
+			z, err := types.ZSetFromPayload(rec.Body)
+			if err != nil {
+				return stats, d.Corrupt(rec.Offset, "ZSET: %v", err)
+			}
+			if rec.ExpireAt != 0 && now > rec.ExpireAt {
+				stats.Expired++
+				continue
+			}
+			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindZSet, z), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++

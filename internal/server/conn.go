@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -119,6 +120,9 @@ func (c *conn) runBatch() bool {
 		c.ctx.Now = now
 		c.ctx.DB = s.store.DB(c.DB)
 		s.table.Exec(&c.ctx)
+		if c.ctx.Blocked != nil && !c.waitBlocked() {
+			return false
+		}
 		if c.CloseAfterReply {
 			s.stats.commandsProcessed.Add(int64(n))
 			c.flush()
@@ -156,4 +160,95 @@ func (c *conn) flush() bool {
 		c.w.Buf = nil // drop a buffer grown by one huge reply
 	}
 	return err == nil
+}
+
+// waitBlocked waits for the blocking command that just ran (BLPOP and friends) to be served,
+// to time out or for the client to go away, and reports false in the last case. Replies
+// already buffered are sent first. While it waits the connection keeps reading, so a client
+// that disconnects is noticed at once (and dequeued, so no element is handed to it), and
+// commands it pipelines meanwhile wait in the read buffer, as Redis keeps them.
+func (c *conn) waitBlocked() bool {
+	s := c.srv
+	// The command's arguments point into the read buffer, which reading may move: keep a
+	// copy for BLMOVE's retry.
+	args := make([][]byte, len(c.ctx.Args))
+	for i, a := range c.ctx.Args {
+		args[i] = append([]byte(nil), a...)
+	}
+	for {
+		w, timeoutMs := c.ctx.Blocked, c.ctx.BlockTimeoutMs
+		c.ctx.Blocked = nil
+		bp := w.Data.(*command.BlockedPop)
+		if !c.flush() {
+			s.store.Waiters.Remove(w)
+			return false
+		}
+		var timeout <-chan time.Time
+		if timeoutMs > 0 {
+			t := time.NewTimer(time.Duration(timeoutMs) * time.Millisecond)
+			defer t.Stop()
+			timeout = t.C
+		}
+		gone, served := false, false
+		readDone := make(chan error, 1)
+		reading := true
+		read := func() { readDone <- c.rd.Fill() }
+		go read()
+	wait:
+		for {
+			select {
+			case <-w.Ready:
+				served = true
+				break wait
+			case <-timeout:
+				if s.store.Waiters.Remove(w) {
+					bp.TimeoutReply(c.w)
+				} else {
+					<-w.Ready // served just now
+					served = true
+				}
+				break wait
+			case err := <-readDone:
+				reading = false
+				if err != nil {
+					gone = true
+					if s.store.Waiters.Remove(w) {
+						return false
+					}
+					<-w.Ready
+					served = true
+					break wait
+				}
+				if c.rd.Buffered() < 1<<20 { // keep watching, within the query buffer's bound
+					reading = true
+					go read()
+				}
+			}
+		}
+		if reading {
+			// Stop the reader: a deadline in the past ends its Fill; what it read stays in
+			// the buffer for the commands after this one.
+			_ = c.nc.SetReadDeadline(time.Now())
+			if err := <-readDone; err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				gone = true
+			}
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+		if served {
+			c.w.Raw(bp.Reply())
+		}
+		if gone {
+			c.flush()
+			return false
+		}
+		if bp.Retry {
+			c.ctx.Args = args
+			c.ctx.Now = s.clock.NowMs()
+			s.table.Exec(&c.ctx)
+			if c.ctx.Blocked != nil {
+				continue
+			}
+		}
+		return true
+	}
 }

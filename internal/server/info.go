@@ -124,8 +124,8 @@ func (s *Server) infoClients(b *strings.Builder) {
 	s.mu.Lock()
 	n := len(s.clients)
 	s.mu.Unlock()
-	fmt.Fprintf(b, "connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:0\r\ntracking_clients:0\r\n",
-		n, s.maxClients.Load())
+	fmt.Fprintf(b, "connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:%d\r\ntracking_clients:0\r\n",
+		n, s.maxClients.Load(), s.store.Waiters.Count())
 }
 
 // memSamples are the runtime metrics behind INFO memory.

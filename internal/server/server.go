@@ -161,6 +161,12 @@ func (s *Server) applyConfig(name, value string) {
 		e, _ := strconv.ParseInt(s.cfg.Get("hash-max-listpack-entries"), 10, 64)
 		v, _ := strconv.ParseInt(s.cfg.Get("hash-max-listpack-value"), 10, 64)
 		types.SetHashPackLimits(e, v)
+	case "zset-max-listpack-entries", "zset-max-listpack-value":
+		e, _ := strconv.ParseInt(s.cfg.Get("zset-max-listpack-entries"), 10, 64)
+		v, _ := strconv.ParseInt(s.cfg.Get("zset-max-listpack-value"), 10, 64)
+		types.SetZSetPackLimits(e, v)
+	case "set-max-intset-entries":
+		types.SetIntsetLimit(n)
 	case "save":
 		s.setSavePoints(value)
 	case "appendfsync":

@@ -210,10 +210,12 @@ type DB struct {
 
 // Store is the whole keyspace: every database and the clock they expire by.
 type Store struct {
-	dbs   []*DB
-	seed  maphash.Seed
-	shift uint // 64 - log2(shards per DB)
-	Clock clock.Clock
+	// Waiters are the clients blocked on keys (BLPOP and friends).
+	Waiters Waiters
+	dbs     []*DB
+	seed    maphash.Seed
+	shift   uint // 64 - log2(shards per DB)
+	Clock   clock.Clock
 
 	// OnExpire, when set, is called under the shard lock for each key the server deletes
 	// because it expired (lazily or actively); persistence and replication hook in here.

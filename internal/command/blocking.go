@@ -1,0 +1,267 @@
+package command
+
+import (
+	"math"
+
+	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/store"
+	"github.com/hotkv/hotkv/internal/types"
+)
+
+// Blocking pops (BLPOP, BRPOP, BLMPOP, BLMOVE, BRPOPLPUSH).
+//
+// A blocking command that finds every key empty registers a store.Waiter on its keys, under
+// their shard locks, and replies nothing: the connection (internal/server) then waits for the
+// waiter's Ready signal, the timeout or the client going away. A command that adds elements to
+// a list marks the key ready (markReady); when the command (or the whole EXEC) is done, and
+// before its locks are released, serveReady hands the new elements to the blocked clients in
+// the order they blocked, writing each reply into the blocked client's buffer and journaling
+// the pop as LPOP/RPOP after the push that fed it, as Redis serves blocked clients right after
+// the command that made their key ready. BLMOVE and BRPOPLPUSH also need their destination's
+// lock, which the pusher does not hold: they are woken to run again instead, and may block
+// again if another client took the element first.
+
+const (
+	blockPop  = iota // BLPOP, BRPOP: [key, element]
+	blockMPop        // BLMPOP: [key, [elements]]
+	blockMove        // BLMOVE, BRPOPLPUSH: woken to run again
+)
+
+// BlockedPop is a waiter's Data: what the blocked client waits for and where its reply goes.
+type BlockedPop struct {
+	kind  int
+	left  bool
+	count int
+	// w is the reply the serving client writes: a buffer of the waiter's own, since the
+	// blocked connection may still be sending what preceded the command from its buffer.
+	w *resp.Writer
+	// Retry is set when the client must run its command again (BLMOVE, BRPOPLPUSH).
+	Retry bool
+}
+
+// Reply is the reply written when the waiter was served (empty for a retry).
+func (b *BlockedPop) Reply() []byte { return b.w.Buf }
+
+// TimeoutReply writes the reply of a blocking command that timed out: a null array for every
+// kind, BLMOVE's included (Redis 7.0's replyToBlockedClientTimedOut).
+func (b *BlockedPop) TimeoutReply(w *resp.Writer) { w.NullArray() }
+
+type readyKey struct {
+	db  int
+	key []byte
+}
+
+// markReady records that key (in the current database) received elements, if anyone waits.
+func (c *Ctx) markReady(key []byte) {
+	if c.Store.Waiters.Any() {
+		c.ready = append(c.ready, readyKey{c.DB.ID, key})
+	}
+}
+
+// markReadyIn is markReady for a key a command created in database db with entry e (RENAME,
+// COPY, MOVE): a list arriving under a name clients wait on serves them, as in Redis.
+func (c *Ctx) markReadyIn(db int, key []byte, e *store.Entry) {
+	if e != nil && e.Val.Kind == store.KindList && c.Store.Waiters.Any() {
+		c.ready = append(c.ready, readyKey{db, key})
+	}
+}
+
+// serveReady serves the clients blocked on the keys this command made ready. The command's
+// locks are still held.
+func (c *Ctx) serveReady() {
+	for _, rk := range c.ready {
+		db := c.Store.DB(rk.db)
+		movePending := false
+		c.Store.Waiters.Wake(rk.db, rk.key, func(w *store.Waiter) bool {
+			if movePending {
+				// A BLMOVE woken before these decides first, in its own run: it passes the key
+				// on (markReady) when it leaves elements there or fails on its destination.
+				return false
+			}
+			e := db.Lookup(rk.key, c.Now)
+			if e == nil || e.Val.Kind != store.KindList {
+				return false
+			}
+			l := e.Val.Obj().(*types.List)
+			b := w.Data.(*BlockedPop)
+			n := 1
+			switch b.kind {
+			case blockMove:
+				b.Retry = true
+				movePending = true
+				return true
+			case blockPop:
+				b.w.Array(2)
+				b.w.Bulk(rk.key)
+				b.w.BulkString(popOne(l, b.left))
+			case blockMPop:
+				n = min(b.count, l.Len())
+				b.w.Array(2)
+				b.w.Bulk(rk.key)
+				b.w.Array(n)
+				for range n {
+					b.w.BulkString(popOne(l, b.left))
+				}
+			}
+			if l.Len() == 0 {
+				db.Remove(e)
+			}
+			if c.Srv != nil {
+				c.Srv.AddDirty(int64(n))
+			}
+			if c.Store.Journal != nil {
+				name := effRPop
+				if b.left {
+					name = effLPop
+				}
+				c.Emit(rk.db, name, rk.key, c.effInt(int64(n)))
+			}
+			return true
+		})
+	}
+	c.ready = c.ready[:0]
+}
+
+// parseTimeout reads a blocking command's timeout in seconds (a float, 0 for none) as
+// milliseconds, with Redis 7.0's errors.
+func parseTimeout(c *Ctx, i int) (int64, bool) {
+	f, ok := parseLongDouble(c.Args[i])
+	if !ok {
+		c.Error("ERR timeout is not a float or out of range")
+		return 0, false
+	}
+	v, _ := f.Float64()
+	ms := math.Ceil(v * 1000)
+	if ms > math.MaxInt64/2 || math.IsInf(v, 1) {
+		c.Error("ERR timeout is out of range")
+		return 0, false
+	}
+	if ms < 0 {
+		c.Error("ERR timeout is negative")
+		return 0, false
+	}
+	return int64(ms), true
+}
+
+// block registers the client as waiting on keys for up to timeoutMs (0: forever).
+func (c *Ctx) block(keys [][]byte, timeoutMs int64, b *BlockedPop) {
+	w := &store.Waiter{DB: c.DB.ID, Keys: make([]string, len(keys)), Data: b}
+	for i, k := range keys {
+		w.Keys[i] = string(k)
+	}
+	b.w = resp.NewWriter()
+	b.w.Proto = c.W.Proto
+	c.Store.Waiters.Add(w)
+	c.Blocked, c.BlockTimeoutMs = w, timeoutMs
+}
+
+func blpopCommand(c *Ctx) { blockingPop(c, true) }
+func brpopCommand(c *Ctx) { blockingPop(c, false) }
+
+func blockingPop(c *Ctx, left bool) {
+	timeout, ok := parseTimeout(c, len(c.Args)-1)
+	if !ok {
+		return
+	}
+	keys := c.Args[1 : len(c.Args)-1]
+	for _, key := range keys {
+		e, l, ok := listWrite(c, key)
+		if !ok {
+			return
+		}
+		if l == nil {
+			continue
+		}
+		c.W.Array(2)
+		c.W.Bulk(key)
+		c.W.BulkString(popOne(l, left))
+		if l.Len() == 0 {
+			c.DB.Remove(e)
+		}
+		c.Dirty(1)
+		if c.Store.Journal != nil {
+			name := effRPop
+			if left {
+				name = effLPop
+			}
+			c.Emit(c.DB.ID, name, key)
+		}
+		return
+	}
+	if c.allLocked { // inside EXEC a blocking command does not block
+		c.W.NullArray()
+		return
+	}
+	c.block(keys, timeout, &BlockedPop{kind: blockPop, left: left})
+}
+
+func blmpopCommand(c *Ctx) {
+	timeout, ok := parseTimeout(c, 1)
+	if !ok {
+		return
+	}
+	keys, left, count, ok := lmpopParse(c, c.Args[1:]) // LMPOP's arguments follow the timeout
+	if !ok || lmpopServe(c, keys, left, count) {
+		return
+	}
+	if c.allLocked {
+		c.W.NullArray()
+		return
+	}
+	c.block(keys, timeout, &BlockedPop{kind: blockMPop, left: left, count: int(count)})
+}
+
+func blmoveCommand(c *Ctx) {
+	var ends [2]bool
+	for i, arg := range []int{3, 4} {
+		switch {
+		case c.ArgIs(arg, "left"):
+			ends[i] = true
+		case c.ArgIs(arg, "right"):
+		default:
+			c.Syntax()
+			return
+		}
+	}
+	blockingMove(c, 5, ends[0], ends[1])
+}
+
+func brpoplpushCommand(c *Ctx) { blockingMove(c, 3, false, true) }
+
+func blockingMove(c *Ctx, timeoutArg int, fromLeft, toLeft bool) {
+	timeout, ok := parseTimeout(c, timeoutArg)
+	if !ok {
+		return
+	}
+	_, src, ok := listWrite(c, c.Args[1])
+	if !ok {
+		return
+	}
+	if src != nil {
+		if move(c, fromLeft, toLeft) && c.Store.Journal != nil {
+			c.Emit(c.DB.ID, effLMove, c.Args[1], c.Args[2], side(fromLeft), side(toLeft))
+		}
+		// Elements left in the source, or a destination of the wrong type, leave something
+		// for the next client blocked on the source: pass it on, in order.
+		c.markReady(c.Args[1])
+		return
+	}
+	if c.allLocked {
+		c.W.Null()
+		return
+	}
+	c.block(c.Args[1:2], timeout, &BlockedPop{kind: blockMove})
+}
+
+var (
+	effLMove = []byte("LMOVE")
+	effLeft  = []byte("LEFT")
+	effRight = []byte("RIGHT")
+)
+
+func side(left bool) []byte {
+	if left {
+		return effLeft
+	}
+	return effRight
+}
