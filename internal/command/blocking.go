@@ -32,6 +32,9 @@ type BlockedPop struct {
 	kind  int
 	left  bool
 	count int
+	// dst and toLeft are a blocked BLMOVE's destination and end.
+	dst    []byte
+	toLeft bool
 	// w is the reply the serving client writes: a buffer of the waiter's own, since the
 	// blocked connection may still be sending what preceded the command from its buffer.
 	w *resp.Writer
@@ -69,7 +72,9 @@ func (c *Ctx) markReadyIn(db int, key []byte, e *store.Entry) {
 // serveReady serves the clients blocked on the keys this command made ready. The command's
 // locks are still held.
 func (c *Ctx) serveReady() {
-	for _, rk := range c.ready {
+	// An indexed loop: serving a BLMOVE in place makes its destination ready, appended here.
+	for i := 0; i < len(c.ready); i++ {
+		rk := c.ready[i]
 		db := c.Store.DB(rk.db)
 		movePending := false
 		c.Store.Waiters.Wake(rk.db, rk.key, func(w *store.Waiter) bool {
@@ -87,6 +92,12 @@ func (c *Ctx) serveReady() {
 			n := 1
 			switch b.kind {
 			case blockMove:
+				if c.Store.ShardIndex(b.dst) == c.Store.ShardIndex(rk.key) {
+					// The destination is in the shard this command holds (always so with a
+					// shared hash tag): move now, in order, as Redis does.
+					c.serveMove(db, rk.key, e, l, b)
+					return true
+				}
 				b.Retry = true
 				movePending = true
 				return true
@@ -120,6 +131,41 @@ func (c *Ctx) serveReady() {
 		})
 	}
 	c.ready = c.ready[:0]
+}
+
+// serveMove serves a blocked BLMOVE from list l (entry e, key src) into b.dst, both in shards
+// the serving command holds: WRONGTYPE, leaving the element, when the destination holds
+// another type.
+func (c *Ctx) serveMove(db *store.DB, src []byte, e *store.Entry, l *types.List, b *BlockedPop) {
+	de := db.Lookup(b.dst, c.Now)
+	if de != nil && de.Val.Kind != store.KindList {
+		b.w.Error(ErrWrongType)
+		return
+	}
+	v := popOne(l, b.left)
+	var dl *types.List
+	if de != nil {
+		dl = de.Val.Obj().(*types.List) // the source itself when they are one key: a rotation
+	} else {
+		dl = types.NewList()
+		db.Set(b.dst, store.ObjValue(store.KindList, dl), 0, false, c.Now)
+	}
+	if b.toLeft {
+		dl.PushLeft(v)
+	} else {
+		dl.PushRight(v)
+	}
+	if l.Len() == 0 {
+		db.Remove(e)
+	}
+	b.w.BulkString(v)
+	if c.Srv != nil {
+		c.Srv.AddDirty(2)
+	}
+	if c.Store.Journal != nil {
+		c.Emit(db.ID, effLMove, src, b.dst, side(b.left), side(b.toLeft))
+	}
+	c.ready = append(c.ready, readyKey{db.ID, b.dst})
 }
 
 // parseTimeout reads a blocking command's timeout in seconds (a float, 0 for none) as
@@ -250,7 +296,8 @@ func blockingMove(c *Ctx, timeoutArg int, fromLeft, toLeft bool) {
 		c.W.Null()
 		return
 	}
-	c.block(c.Args[1:2], timeout, &BlockedPop{kind: blockMove})
+	c.block(c.Args[1:2], timeout, &BlockedPop{kind: blockMove, left: fromLeft,
+		dst: append([]byte(nil), c.Args[2]...), toLeft: toLeft})
 }
 
 var (
