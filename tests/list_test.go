@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/testutil"
 )
 
@@ -69,7 +68,7 @@ func listState(t *testing.T, c *redis.Client) []string {
 // Every list write, journaled as its effect, replays to the same lists after a restart from
 // the log, and snapshots hold lists too.
 func TestListRestart(t *testing.T) {
-	fill := func(c *redis.Client) {
+	fill := func(t *testing.T, c *redis.Client) {
 		c.RPush(ctx, "a", "1", "2", "3", "4", "5", "6")
 		c.LPush(ctx, "a", "0")
 		c.RPushX(ctx, "a", "7")
@@ -88,32 +87,7 @@ func TestListRestart(t *testing.T) {
 		c.RPush(ctx, "ttl", "v")
 		c.PExpireAt(ctx, "ttl", time.UnixMilli(testutil.T0+100000))
 	}
-	for _, mode := range []string{"SAVE", "BGSAVE", "AOF"} {
-		t.Run(mode, func(t *testing.T) {
-			dir := t.TempDir()
-			args := []string{"--save", ""}
-			if mode == "AOF" {
-				args = []string{"--appendonly", "yes", "--appendfsync", "always"}
-			}
-			s, err := testutil.Launch(t, testutil.Options{Dir: dir, ClockMs: testutil.T0, Args: args})
-			require.NoError(t, err)
-			c := s.Client(t, 2)
-			fill(c)
-			before := listState(t, c)
-			require.Contains(t, before, `a ["0" "one" "2" "2.5" "3"] ttl=-1`)
-			switch mode {
-			case "SAVE":
-				require.NoError(t, c.Save(ctx).Err())
-			case "BGSAVE":
-				require.NoError(t, c.BgSave(ctx).Err())
-				require.Eventually(t, func() bool {
-					return strings.Contains(c.Info(ctx, "persistence").Val(), "rdb_bgsave_in_progress:0")
-				}, 10*time.Second, 10*time.Millisecond)
-			}
-			s.Stop(t, command.ShutdownNoSave)
-			s2, err := testutil.Launch(t, testutil.Options{Dir: dir, ClockMs: testutil.T0, Args: args})
-			require.NoError(t, err)
-			require.Equal(t, before, listState(t, s2.Client(t, 2)))
-		})
-	}
+	restartThroughEachWay(t, fill, listState, func(t *testing.T, _ *redis.Client, before []string) {
+		require.Contains(t, before, `a ["0" "one" "2" "2.5" "3"] ttl=-1`)
+	})
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/testutil"
 )
 
@@ -464,34 +463,9 @@ func TestSetRestart(t *testing.T) {
 		c.SAdd(ctx, "ttl", "x", "y")
 		c.PExpireAt(ctx, "ttl", time.UnixMilli(testutil.T0+100000))
 	}
-	for _, mode := range []string{"SAVE", "BGSAVE", "AOF"} {
-		t.Run(mode, func(t *testing.T) {
-			dir := t.TempDir()
-			args := []string{"--save", ""}
-			if mode == "AOF" {
-				args = []string{"--appendonly", "yes", "--appendfsync", "always"}
-			}
-			s, err := testutil.Launch(t, testutil.Options{Dir: dir, ClockMs: testutil.T0, Args: args})
-			require.NoError(t, err)
-			c := s.Client(t, 2)
-			fill(t, c)
-			before := setState(t, c)
-			require.Len(t, before, 9)
-			switch mode {
-			case "SAVE":
-				require.NoError(t, c.Save(ctx).Err())
-			case "BGSAVE":
-				require.NoError(t, c.BgSave(ctx).Err())
-				require.Eventually(t, func() bool {
-					return strings.Contains(c.Info(ctx, "persistence").Val(), "rdb_bgsave_in_progress:0")
-				}, 10*time.Second, 10*time.Millisecond)
-			}
-			s.Stop(t, command.ShutdownNoSave)
-			s2, err := testutil.Launch(t, testutil.Options{Dir: dir, ClockMs: testutil.T0, Args: args})
-			require.NoError(t, err)
-			require.Equal(t, before, setState(t, s2.Client(t, 2)))
-		})
-	}
+	restartThroughEachWay(t, fill, setState, func(t *testing.T, _ *redis.Client, before []string) {
+		require.Len(t, before, 9)
+	})
 }
 
 // CONFIG SET set-max-intset-entries decides when new integer sets convert.

@@ -453,6 +453,41 @@ func hrandfieldCommand(c *Ctx) {
 	}
 }
 
+// keyScanOptions parses HSCAN, SSCAN and ZSCAN's options after the key and cursor: COUNT
+// (at least 1, default 10) and MATCH, replying the error itself.
+func keyScanOptions(c *Ctx) (count int64, pat string, usePat, ok bool) {
+	count = 10
+	for i := 3; i < len(c.Args); i += 2 {
+		more := len(c.Args) - i
+		switch {
+		case c.ArgIs(i, "count") && more >= 2:
+			n, ok := c.Int(i + 1)
+			if !ok {
+				return 0, "", false, false
+			}
+			if n < 1 {
+				c.Syntax()
+				return 0, "", false, false
+			}
+			count = n
+		case c.ArgIs(i, "match") && more >= 2:
+			pat = string(c.Args[i+1])
+			usePat = pat != "*"
+		default:
+			c.Syntax()
+			return 0, "", false, false
+		}
+	}
+	return count, pat, usePat, true
+}
+
+// replyEmptyScan is a scan of a missing key: cursor 0, nothing found.
+func replyEmptyScan(c *Ctx) {
+	c.W.Array(2)
+	c.W.BulkString("0")
+	c.W.Array(0)
+}
+
 func hscanCommand(c *Ctx) {
 	// Redis's order: the cursor, then the key (a missing key is an empty scan whatever the
 	// options say), then the options.
@@ -466,33 +501,12 @@ func hscanCommand(c *Ctx) {
 		return
 	}
 	if h == nil {
-		c.W.Array(2)
-		c.W.BulkString("0")
-		c.W.Array(0)
+		replyEmptyScan(c)
 		return
 	}
-	count := int64(10)
-	pat, usePat := "", false
-	for i := 3; i < len(c.Args); i += 2 {
-		more := len(c.Args) - i
-		switch {
-		case c.ArgIs(i, "count") && more >= 2:
-			n, ok := c.Int(i + 1)
-			if !ok {
-				return
-			}
-			if n < 1 {
-				c.Syntax()
-				return
-			}
-			count = n
-		case c.ArgIs(i, "match") && more >= 2:
-			pat = string(c.Args[i+1])
-			usePat = pat != "*"
-		default:
-			c.Syntax()
-			return
-		}
+	count, pat, usePat, ok := keyScanOptions(c)
+	if !ok {
+		return
 	}
 	// As Redis: COUNT bounds the elements collected (a field and its value are two) before
 	// MATCH filters them.

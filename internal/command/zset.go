@@ -1256,33 +1256,12 @@ func zscanCommand(c *Ctx) {
 		return
 	}
 	if z == nil {
-		c.W.Array(2)
-		c.W.BulkString("0")
-		c.W.Array(0)
+		replyEmptyScan(c)
 		return
 	}
-	count := int64(10)
-	pat, usePat := "", false
-	for i := 3; i < len(c.Args); i += 2 {
-		more := len(c.Args) - i
-		switch {
-		case c.ArgIs(i, "count") && more >= 2:
-			n, ok := c.Int(i + 1)
-			if !ok {
-				return
-			}
-			if n < 1 {
-				c.Syntax()
-				return
-			}
-			count = n
-		case c.ArgIs(i, "match") && more >= 2:
-			pat = string(c.Args[i+1])
-			usePat = pat != "*"
-		default:
-			c.Syntax()
-			return
-		}
+	count, pat, usePat, ok := keyScanOptions(c)
+	if !ok {
+		return
 	}
 	var found []zpair
 	visit := func(m string, s float64) { found = append(found, zpair{m, s}) }
