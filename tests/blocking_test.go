@@ -202,3 +202,29 @@ func TestBlockingPopJournaled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"b"}, s2.Client(t, 2).LRange(ctx, "q", 0, -1).Val())
 }
+
+// BZPOPMIN and BZMPOP block on sorted sets and are served, in order, by the ZADD that gives
+// their key members; the pops are journaled as ZREM.
+func TestBlockingZPop(t *testing.T) {
+	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
+		first := make(chan *redis.ZWithKey, 1)
+		go func() { first <- s.Client(t, 2).BZPopMin(ctx, 0, "z").Val() }()
+		blockedClients(t, c, 1)
+		second := make(chan []any, 1)
+		go func() {
+			v, _ := s.Client(t, 2).Do(ctx, "BZMPOP", 0, 1, "z", "MAX", "COUNT", 5).Slice()
+			second <- v
+		}()
+		blockedClients(t, c, 2)
+		require.EqualValues(t, 3, c.ZAdd(ctx, "z", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"}, redis.Z{Score: 3, Member: "c"}).Val())
+		got := <-first
+		require.Equal(t, "z", got.Key)
+		require.Equal(t, "a", got.Member)
+		require.EqualValues(t, 1, got.Score)
+		v := <-second
+		require.Equal(t, "z", v[0])
+		require.Len(t, v[1], 2, "the two members left after the first client took the minimum")
+		require.EqualValues(t, 0, c.Exists(ctx, "z").Val())
+		blockedClients(t, c, 0)
+	})
+}

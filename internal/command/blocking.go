@@ -22,9 +22,11 @@ import (
 // again if another client took the element first.
 
 const (
-	blockPop  = iota // BLPOP, BRPOP: [key, element]
-	blockMPop        // BLMPOP: [key, [elements]]
-	blockMove        // BLMOVE, BRPOPLPUSH: woken to run again
+	blockPop   = iota // BLPOP, BRPOP: [key, element]
+	blockMPop         // BLMPOP: [key, [elements]]
+	blockMove         // BLMOVE, BRPOPLPUSH: woken to run again
+	blockZPop         // BZPOPMIN, BZPOPMAX: [key, member, score] (left: the minimum)
+	blockZMPop        // BZMPOP: [key, [[member, score] ...]]
 )
 
 // BlockedPop is a waiter's Data: what the blocked client waits for and where its reply goes.
@@ -84,11 +86,18 @@ func (c *Ctx) serveReady() {
 				return false
 			}
 			e := db.Lookup(rk.key, c.Now)
+			b := w.Data.(*BlockedPop)
+			if b.kind == blockZPop || b.kind == blockZMPop {
+				if e == nil || e.Val.Kind != store.KindZSet {
+					return false
+				}
+				c.serveZPop(db, rk.key, e, b)
+				return true
+			}
 			if e == nil || e.Val.Kind != store.KindList {
 				return false
 			}
 			l := e.Val.Obj().(*types.List)
-			b := w.Data.(*BlockedPop)
 			n := 1
 			switch b.kind {
 			case blockMove:
@@ -166,6 +175,107 @@ func (c *Ctx) serveMove(db *store.DB, src []byte, e *store.Entry, l *types.List,
 		c.Emit(db.ID, effLMove, src, b.dst, side(b.left), side(b.toLeft))
 	}
 	c.ready = append(c.ready, readyKey{db.ID, b.dst})
+}
+
+// serveZPop serves a blocked BZPOPMIN, BZPOPMAX or BZMPOP from the sorted set at key.
+func (c *Ctx) serveZPop(db *store.DB, key []byte, e *store.Entry, b *BlockedPop) {
+	z := e.Val.Obj().(*types.ZSet)
+	n := 1
+	if b.kind == blockZMPop {
+		n = min(b.count, z.Len())
+		b.w.Array(2)
+		b.w.Bulk(key)
+		b.w.Array(n)
+	} else {
+		b.w.Array(3)
+		b.w.Bulk(key)
+	}
+	eff := [][]byte{effZRem, key}
+	for range n {
+		member, score := zpopOne(z, !b.left)
+		if b.kind == blockZMPop {
+			b.w.Array(2)
+		}
+		b.w.BulkString(member)
+		b.w.Double(score)
+		eff = append(eff, []byte(member))
+	}
+	if z.Len() == 0 {
+		db.Remove(e)
+	}
+	if c.Srv != nil {
+		c.Srv.AddDirty(int64(n))
+	}
+	if c.Store.Journal != nil {
+		c.Emit(db.ID, eff...)
+	}
+}
+
+func bzpopminCommand(c *Ctx) { bzpop(c, false) }
+func bzpopmaxCommand(c *Ctx) { bzpop(c, true) }
+
+func bzpop(c *Ctx, max bool) {
+	timeout, ok := parseTimeout(c, len(c.Args)-1)
+	if !ok {
+		return
+	}
+	keys := c.Args[1 : len(c.Args)-1]
+	for _, key := range keys {
+		e, z, ok := zsetWrite(c, key)
+		if !ok {
+			return
+		}
+		if z == nil {
+			continue
+		}
+		member, score := zpopOne(z, max)
+		c.W.Array(3)
+		c.W.Bulk(key)
+		c.W.BulkString(member)
+		c.W.Double(score)
+		if z.Len() == 0 {
+			c.DB.Remove(e)
+		}
+		c.Dirty(1)
+		if c.Store.Journal != nil {
+			c.Emit(c.DB.ID, effZRem, key, []byte(member))
+		}
+		return
+	}
+	if c.allLocked {
+		c.W.NullArray()
+		return
+	}
+	c.block(keys, timeout, &BlockedPop{kind: blockZPop, left: !max})
+}
+
+func bzmpopCommand(c *Ctx) {
+	timeout, ok := parseTimeout(c, 1)
+	if !ok {
+		return
+	}
+	args := c.Args
+	c.Args = args[1:] // ZMPOP's arguments follow the timeout
+	keys, max, count, ok := zmpopParse(c)
+	c.Args = args
+	if !ok {
+		return
+	}
+	for _, key := range keys {
+		_, z, ok := zsetWrite(c, key)
+		if !ok {
+			return
+		}
+		if z != nil {
+			zpopGeneric(c, keys, max, true, count, true, true)
+			return
+		}
+	}
+	if c.allLocked {
+		c.W.NullArray()
+		return
+	}
+	c.block(keys, timeout, &BlockedPop{kind: blockZMPop, left: !max, count: int(count)})
 }
 
 // parseTimeout reads a blocking command's timeout in seconds (a float, 0 for none) as
@@ -311,4 +421,26 @@ func side(left bool) []byte {
 		return effLeft
 	}
 	return effRight
+}
+
+// blockingZSetCommands are the sorted sets' blocking pops, on the same waiters as the lists'.
+func blockingZSetCommands() []*Command {
+	const doc = "Blocked clients are served in the order they blocked, right after the command (or the EXEC) that gave their key members; inside MULTI it does not block."
+	bz := func(name, summary string, h Handler) *Command {
+		return &Command{Name: name, Arity: -3, Flags: FlagWrite | FlagNoScript | FlagBlocking | FlagFast,
+			ACL: []string{"write", "sortedset", "fast", "blocking"}, FirstKey: 1, LastKey: -2, Step: 1,
+			KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSDelete, Begin: 1, LastKey: -2, Step: 1}},
+			Group:    "sorted-set", Since: "5.0.0", Syntax: "key [key ...] timeout",
+			Complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+			Summary:    summary, Doc: doc, Handler: h}
+	}
+	return []*Command{
+		bz("bzpopmin", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", bzpopminCommand),
+		bz("bzpopmax", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", bzpopmaxCommand),
+		{Name: "bzmpop", Arity: -5, Flags: FlagWrite | FlagBlocking, ACL: []string{"write", "sortedset", "slow", "blocking"},
+			KeySpecs: []KeySpec{{Flags: KSRW | KSAccess | KSDelete, Begin: 2, FirstKey: 1, Step: 1}},
+			Group:    "sorted-set", Since: "7.0.0", Syntax: "timeout numkeys key [key ...] <MIN | MAX> [COUNT count]",
+			Complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+			Summary:    "Remove and return members with scores in a sorted set or block until one is available", Doc: doc, Handler: bzmpopCommand},
+	}
 }

@@ -46,6 +46,8 @@ import (
 //	                                           once or, for a blocked client, right after the
 //	                                           push that served it (blocking.go)
 //	BLMOVE, BRPOPLPUSH                         LMOVE src dst where where, when it moved
+//	BZPOPMIN, BZPOPMAX, BZMPOP                 ZREM key member... of what it popped, at once or
+//	                                           right after the write that served it
 //	ZADD (without INCR), ZREM, ZREMRANGEBYRANK,  argv (deterministic given the sorted sets; a
 //	ZREMRANGEBYSCORE, ZREMRANGEBYLEX,          removal that empties the set, or an empty
 //	ZRANGESTORE, ZUNIONSTORE, ZINTERSTORE,     result, deletes the key on replay too)

@@ -26,7 +26,7 @@ var (
 	emittedEffect = []string{
 		"set", "setnx", "msetnx", "setex", "psetex", "getex", "getdel",
 		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat", "spop", "lmpop",
-		"blpop", "brpop", "blmpop", "blmove", "brpoplpush",
+		"blpop", "brpop", "blmpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "bzmpop",
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",

@@ -10,6 +10,7 @@ func groups() [][]*Command {
 		hashCommands(),
 		setCommands(),
 		zsetCommands(),
+		blockingZSetCommands(),
 		listCommands(),
 		bitCommands(),
 		serverCommands(),

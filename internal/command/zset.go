@@ -178,6 +178,7 @@ func zsetStore(c *Ctx, key []byte, z *types.ZSet) {
 	}
 	c.DB.Set(key, store.ObjValue(store.KindZSet, z), 0, false, c.Now)
 	c.Dirty(1)
+	c.markReady(key)
 	c.W.Int(int64(z.Len()))
 }
 
@@ -558,6 +559,9 @@ options:
 		c.DB.Set(key, store.ObjValue(store.KindZSet, z), 0, false, c.Now)
 	}
 	c.Dirty(int64(added + updated))
+	if added > 0 {
+		c.markReady(key) // clients blocked in BZPOPMIN and friends may take the new members
+	}
 	if incr {
 		if added+updated > 0 && c.Store.Journal != nil {
 			member := c.Args[scoreIdx+1]
@@ -1075,17 +1079,7 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, withKey bool, count int64, nested, 
 		eff = append(eff, effZRem, key)
 	}
 	for range n {
-		var member string
-		var score float64
-		from := 0
-		if max {
-			from = z.Len() - 1
-		}
-		z.Walk(from, false, func(m string, s float64) bool {
-			member, score = strings.Clone(m), s // a copy: the set changes below
-			return false
-		})
-		z.Delete(member)
+		member, score := zpopOne(z, max)
 		if nested || withKey {
 			c.W.Array(2)
 		}
@@ -1105,44 +1099,65 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, withKey bool, count int64, nested, 
 }
 
 func zmpopCommand(c *Ctx) {
-	numkeys, ok := resp.ParseInt(c.Args[1])
-	if !ok || numkeys < 1 {
+	if keys, max, count, ok := zmpopParse(c); ok {
+		zpopGeneric(c, keys, max, true, count, true, true)
+	}
+}
+
+// zmpopParse reads "numkeys key... MIN|MAX [COUNT n]" from c.Args[1:], replying the error
+// itself (BZMPOP calls it with its arguments shifted past the timeout).
+func zmpopParse(c *Ctx) (keys [][]byte, max bool, count int64, ok bool) {
+	numkeys, isInt := resp.ParseInt(c.Args[1])
+	if !isInt || numkeys < 1 {
 		c.Error("ERR numkeys should be greater than 0")
-		return
+		return nil, false, 0, false
 	}
 	where := 2 + numkeys
 	if where >= int64(len(c.Args)) {
 		c.Syntax()
-		return
+		return nil, false, 0, false
 	}
-	var max bool
 	switch {
 	case c.ArgIs(int(where), "min"):
 	case c.ArgIs(int(where), "max"):
 		max = true
 	default:
 		c.Syntax()
-		return
+		return nil, false, 0, false
 	}
-	count := int64(-1)
+	count = -1
 	for j := int(where) + 1; j < len(c.Args); j++ {
 		if count == -1 && c.ArgIs(j, "count") && j+1 < len(c.Args) {
 			j++
-			n, ok := resp.ParseInt(c.Args[j])
-			if !ok || n < 1 {
+			n, isInt := resp.ParseInt(c.Args[j])
+			if !isInt || n < 1 {
 				c.Error("ERR count should be greater than 0")
-				return
+				return nil, false, 0, false
 			}
 			count = n
 			continue
 		}
 		c.Syntax()
-		return
+		return nil, false, 0, false
 	}
 	if count == -1 {
 		count = 1
 	}
-	zpopGeneric(c, c.Args[2:where], max, true, count, true, true)
+	return c.Args[2:where], max, count, true
+}
+
+// zpopOne removes and returns the member with the lowest (or, with max, highest) score.
+func zpopOne(z *types.ZSet, max bool) (member string, score float64) {
+	from := 0
+	if max {
+		from = z.Len() - 1
+	}
+	z.Walk(from, false, func(m string, s float64) bool {
+		member, score = strings.Clone(m), s // a copy: the set changes below
+		return false
+	})
+	z.Delete(member)
+	return member, score
 }
 
 // ---- ZRANDMEMBER ----
