@@ -143,8 +143,15 @@ func memoryCmd(ctx context.Context, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:6379", "server address (it is FLUSHALLed)")
 	n := fs.Int64("n", 1_000_000, "rate-limit keys to create")
 	redisWay := fs.Bool("redis", false, "fill with the GCRA Lua script (for a Redis server)")
+	kind := fs.String("kind", "gcra", "gcra (rate-limit keys), or hash, set, zset, list (small aggregates of 8 elements)")
 	fs.Parse(args)
-	m, err := bench.Memory(ctx, *addr, *redisWay, *n)
+	var m bench.MemResult
+	var err error
+	if *kind == "gcra" {
+		m, err = bench.Memory(ctx, *addr, *redisWay, *n)
+	} else {
+		m, err = bench.AggregateMemory(ctx, *addr, *kind, *n)
+	}
 	if err != nil {
 		return err
 	}

@@ -172,6 +172,12 @@ func TestWorkloadsOnHotKV(t *testing.T) {
 	if m.BytesPerKey() <= 0 {
 		t.Fatalf("memory: %+v", m)
 	}
+	for kind := range Aggregates {
+		m, err := AggregateMemory(ctx, s.Addr, kind, 2000)
+		if err != nil || m.BytesPerKey() <= 0 {
+			t.Fatalf("%s memory: %+v %v", kind, m, err)
+		}
+	}
 }
 
 func redisServer(t *testing.T) string {

@@ -69,6 +69,36 @@ func Memory(ctx context.Context, addr string, redisSide bool, n int64) (MemResul
 	default:
 		t = ParseTemplate("GCRA.LIMIT", "rl:"+RandPlaceholder, "3600000", "1")
 	}
+	return measureFill(ctx, addr, n, t)
+}
+
+// Aggregates are the small-aggregate shapes AggregateMemory measures: each key gets eight
+// elements in one command, the same command on both servers.
+var Aggregates = map[string][]string{
+	"hash": {"HSET", "h:" + RandPlaceholder, "f1", "value-1", "f2", "value-2", "f3", "value-3", "f4", "value-4",
+		"f5", "value-5", "f6", "value-6", "f7", "value-7", "f8", "value-8"},
+	"set":  {"SADD", "s:" + RandPlaceholder, "member-1", "member-2", "member-3", "member-4", "member-5", "member-6", "member-7", "member-8"},
+	"zset": {"ZADD", "z:" + RandPlaceholder, "1", "member-1", "2", "member-2", "3", "member-3", "4", "member-4", "5", "member-5", "6", "member-6", "7", "member-7", "8", "member-8"},
+	"list": {"RPUSH", "l:" + RandPlaceholder, "item-1", "item-2", "item-3", "item-4", "item-5", "item-6", "item-7", "item-8"},
+}
+
+// AggregateMemory empties the server and creates n small aggregates of one kind (Aggregates),
+// reporting the memory growth, for the data types' bar: memory per small hash, set and
+// sorted set at or below Redis's.
+func AggregateMemory(ctx context.Context, addr, kind string, n int64) (MemResult, error) {
+	line, ok := Aggregates[kind]
+	if !ok {
+		return MemResult{}, fmt.Errorf("unknown aggregate %q", kind)
+	}
+	if _, err := Do(ctx, addr, "FLUSHALL"); err != nil {
+		return MemResult{}, err
+	}
+	return measureFill(ctx, addr, n, ParseTemplate(line...))
+}
+
+// measureFill runs t for key numbers 0..n-1 and reports the memory growth, each end read after
+// MEMORY PURGE, then empties the server.
+func measureFill(ctx context.Context, addr string, n int64, t Template) (MemResult, error) {
 	var err error
 	res := MemResult{Keys: n}
 	if res.UsedBefore, res.RSSBefore, err = memSample(ctx, addr); err != nil {
