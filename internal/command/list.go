@@ -238,12 +238,17 @@ func listRange(start, stop int64, n int) (int, int) {
 	return int(start), int(stop) + 1
 }
 
-func lrangeCommand(c *Ctx) {
-	start, ok := c.Int(2)
-	if !ok {
-		return
+// rangeArgs parses LRANGE and LTRIM's start and stop, replying the error itself.
+func rangeArgs(c *Ctx) (start, stop int64, ok bool) {
+	if start, ok = c.Int(2); !ok {
+		return 0, 0, false
 	}
-	stop, ok := c.Int(3)
+	stop, ok = c.Int(3)
+	return start, stop, ok
+}
+
+func lrangeCommand(c *Ctx) {
+	start, stop, ok := rangeArgs(c)
 	if !ok {
 		return
 	}
@@ -401,11 +406,7 @@ func lremCommand(c *Ctx) {
 }
 
 func ltrimCommand(c *Ctx) {
-	start, ok := c.Int(2)
-	if !ok {
-		return
-	}
-	stop, ok := c.Int(3)
+	start, stop, ok := rangeArgs(c)
 	if !ok {
 		return
 	}

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/hotkv/hotkv/internal/resp"
 )
 
 // Set is a Redis set, with Redis 7.0's two encodings as OBJECT ENCODING names them. While every
@@ -40,45 +43,7 @@ func NewSet() *Set { return &Set{} }
 // ParseSetInt reports whether member is a canonical integer that an intset can hold: Redis's
 // string2ll, which also decides the integer encoding of strings.
 func ParseSetInt(member string) (int64, bool) {
-	n := len(member)
-	if n == 0 || n > 20 {
-		return 0, false
-	}
-	if n == 1 && member[0] == '0' {
-		return 0, true
-	}
-	i, neg := 0, false
-	if member[0] == '-' {
-		if n == 1 {
-			return 0, false
-		}
-		i, neg = 1, true
-	}
-	if member[i] < '1' || member[i] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for ; i < n; i++ {
-		c := member[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return int64(-v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
+	return resp.ParseInt(unsafe.Slice(unsafe.StringData(member), len(member)))
 }
 
 // Len is the number of members.
