@@ -30,9 +30,9 @@ CACHE="$ROOT/.cache/redis-src"
 RESULTS="$CACHE/results"
 
 # The units for strings, hashes, lists, sets, sorted sets, streams, HyperLogLog, keyspace,
-# expiry and bit operations. A unit missing from the fetched suite is reported as such.
+# expiry, bit operations and SORT. A unit missing from the fetched suite is reported as such.
 DEFAULT_UNITS=(type/string type/incr type/hash type/list type/list-2 type/list-3 type/set
-    type/zset type/stream type/stream-cgroups hyperloglog keyspace expire bitops)
+    type/zset type/stream type/stream-cgroups hyperloglog keyspace expire bitops sort)
 
 # Tags denied for both servers. needs:debug (the flag): DEBUG subcommands that poke at
 # Redis internals (DEBUG RELOAD, OBJECT internals, quicklist packing). needs:repl: tests that

@@ -250,7 +250,7 @@ func (w *workload) expireCmd() []any {
 func (w *workload) command(inMulti bool) []any {
 	k := w.key()
 	for {
-		switch w.rng.IntN(56) {
+		switch w.rng.IntN(57) {
 		case 0, 1, 2:
 			cmd := []any{"SET", k, w.value()}
 			if w.rng.IntN(4) == 0 {
@@ -452,6 +452,20 @@ func (w *workload) command(inMulti bool) []any {
 				return []any{"ZDIFFSTORE", dst, 2, a, b}
 			}
 			return []any{"ZRANGESTORE", dst, a, w.pick("0", "(1", "-inf"), w.pick("-1", "5", "+inf"), w.pick("BYSCORE", "BYSCORE", "REV")}
+		case 56:
+			// SORT ... STORE of lists, sets and sorted sets, ALPHA ties by BY included.
+			src, dst := w.pick("l0", "s0", "z0", k), w.pick("l1", "s1", k)
+			args := []any{"SORT", src}
+			if w.rng.IntN(2) == 0 {
+				args = append(args, "BY", w.pick("nosort", "k*", "w_*"))
+			}
+			if w.rng.IntN(3) == 0 {
+				args = append(args, "LIMIT", w.n(-1, 3), w.n(-1, 4))
+			}
+			if w.rng.IntN(3) == 0 {
+				args = append(args, "GET", w.pick("#", "k*", "nokey*"))
+			}
+			return append(args, w.pick("ALPHA", "DESC", "ASC"), "ALPHA", "STORE", dst)
 		}
 	}
 }

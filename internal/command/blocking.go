@@ -174,6 +174,8 @@ func (c *Ctx) serveMove(db *store.DB, src []byte, e *store.Entry, l *types.List,
 	if c.Store.Journal != nil {
 		c.Emit(db.ID, effLMove, src, b.dst, side(b.left), side(b.toLeft))
 	}
+	c.touchIn(db, src)
+	c.touchIn(db, b.dst)
 	c.ready = append(c.ready, readyKey{db.ID, b.dst})
 }
 

@@ -58,8 +58,10 @@ func quitCommand(c *Ctx) {
 }
 
 // resetCommand returns the connection to its just-connected state, as Redis 6.2's RESET:
-// database 0, RESP2, no name, tracking and subscriptions off.
+// no transaction or WATCHed keys, database 0, RESP2, no name, tracking and subscriptions off.
 func resetCommand(c *Ctx) {
+	c.Client.multi = multiState{}
+	c.Store.Watches.Unwatch(&c.Client.watch)
 	c.SelectDB(0)
 	c.Client.Name = ""
 	c.Client.NoEvict = false

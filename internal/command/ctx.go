@@ -60,6 +60,14 @@ type Client struct {
 	Writer *resp.Writer
 
 	multi multiState
+	// watch is the client's WATCHed keys (store.Watches holds the registry).
+	watch store.Watcher
+}
+
+// Release drops what the client holds in the shared store when its connection closes: its
+// WATCHed keys.
+func (cl *Client) Release(st *store.Store) {
+	st.Watches.Unwatch(&cl.watch)
 }
 
 // InMulti reports whether the client has an open MULTI, for CLIENT LIST and the server.
@@ -149,6 +157,9 @@ type Ctx struct {
 	// the dispatcher journals a write's own arguments when it changed something and its
 	// handler journaled nothing itself (effects.go).
 	changed, journaled bool
+	// touched is set by a handler that told WATCH about the keys it changed itself (keys in
+	// another database, FLUSH, SWAPDB), so the dispatcher does not touch its key arguments.
+	touched bool
 	// nanoMark is the clock reading that ended the previous command of the batch (0 at the
 	// start of a batch: BeginBatch).
 	nanoMark int64

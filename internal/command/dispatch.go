@@ -53,7 +53,7 @@ func (t *Table) Exec(c *Ctx) {
 func (t *Table) run(c *Ctx, cmd *Command) {
 	c.Cmd = cmd
 	c.failed = false
-	c.changed, c.journaled = false, false
+	c.changed, c.journaled, c.touched = false, false, false
 	c.effNum = c.effNum[:0]
 	if c.Client.LastCmd.Load() != cmd {
 		c.Client.LastCmd.Store(cmd) // a pointer store with a write barrier: only on change
@@ -66,9 +66,14 @@ func (t *Table) run(c *Ctx, cmd *Command) {
 		start = nanotime()
 	}
 	cmd.Handler(c)
-	if c.changed && !c.journaled && cmd.Flags&FlagWrite != 0 {
-		if j := c.journal(); j != nil {
-			j.Append(store.Effect{DB: c.DB.ID, Args: c.Args})
+	if c.changed && cmd.Flags&FlagWrite != 0 {
+		if !c.journaled {
+			if j := c.journal(); j != nil {
+				j.Append(store.Effect{DB: c.DB.ID, Args: c.Args})
+			}
+		}
+		if !c.touched && c.Store.Watches.Any() {
+			c.touchWritten(cmd)
 		}
 	}
 	end := nanotime()

@@ -55,6 +55,10 @@ import (
 //	ZINCRBY, ZADD INCR                         ZADD key score member, with the resulting score
 //	                                           in the shortest form that parses back to it
 //	ZPOPMIN, ZPOPMAX, ZMPOP                    ZREM key member... of the members it popped
+//	SORT ... STORE                             DEL dst, RPUSH dst elements... as one MULTI/EXEC
+//	                                           block (ALPHA ties follow iteration order, which a
+//	                                           replay need not share); DEL dst when the result
+//	                                           is empty and dst existed
 //	SET                                        SET key value [PXAT abs-ms | KEEPTTL]: NX/XX/GET
 //	                                           dropped (the effective write), EX/PX/EXAT made PXAT.
 //	                                           A time already past creates an expired key: it
@@ -97,6 +101,7 @@ var (
 	effSet       = []byte("SET")
 	effMSet      = []byte("MSET")
 	effDel       = []byte("DEL")
+	effRPush     = []byte("RPUSH")
 	effPXAT      = []byte("PXAT")
 	effKeepTTL   = []byte("KEEPTTL")
 	effPExpireAt = []byte("PEXPIREAT")

@@ -28,7 +28,7 @@ var (
 		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat", "spop", "lmpop",
 		"blpop", "brpop", "blmpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "bzmpop",
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
-		"gcra.limit", "cl.throttle", "gcra.reset",
+		"sort", "gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 	}
 )

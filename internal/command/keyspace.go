@@ -621,6 +621,8 @@ func copyCommand(c *Ctx) {
 	}
 	ne := dstDB.Set(dst, v, at, false, c.Now)
 	c.Dirty(1)
+	c.touchIn(dstDB, dst)
+	c.touched = true // the destination may be in another database than the dispatcher assumes
 	c.markReadyIn(dstID, dst, ne)
 	c.W.Int(1)
 }
@@ -649,6 +651,7 @@ func moveCommand(c *Ctx) {
 	}
 	ne := c.DB.MoveEntry(e, dst, key, c.Now)
 	c.Dirty(1)
+	c.touchIn(dst, key) // the dispatcher touches the source
 	c.markReadyIn(id, key, ne)
 	c.W.Int(1)
 }
@@ -681,6 +684,8 @@ func swapdbCommand(c *Ctx) {
 	if id1 != id2 {
 		c.LockDBs(int(id1), int(id2))
 		a, b := c.Store.DB(int(id1)), c.Store.DB(int(id2))
+		c.Store.Watches.TouchAll(a, b, c.Now)
+		c.Store.Watches.TouchAll(b, a, c.Now)
 		for i := 0; i < a.NumShards(); i++ {
 			a.Shard(i).SwapWith(b.Shard(i))
 		}
@@ -721,6 +726,7 @@ func flushDBs(c *Ctx, ids ...int) int64 {
 	var n int64
 	for _, id := range ids {
 		db := c.Store.DB(id)
+		c.Store.Watches.TouchAll(db, nil, c.Now)
 		for i := 0; i < db.NumShards(); i++ {
 			n += int64(db.Shard(i).Clear())
 		}

@@ -2,6 +2,8 @@ package command
 
 import (
 	"sort"
+
+	"github.com/hotkv/hotkv/internal/store"
 )
 
 // queued is a command held between MULTI and EXEC, its arguments copied out of the read
@@ -31,12 +33,58 @@ func transactionCommands() []*Command {
 			Doc: "All queued commands run under one time sample (spec: a MULTI/EXEC shares one `now`), " +
 				"holding the locks of every key they name for the whole transaction, so no other client sees a partial result. " +
 				"A transaction containing a command that walks the keyspace or changes database holds every lock instead. " +
-				"WATCH arrives with the transactions issue."},
+				"The shards of WATCHed keys are held too, so the check that none changed and the commands are one atomic step."},
 		{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy,
 			ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.0.0",
 			Complexity: "O(N), when N is the number of queued commands",
 			Summary:    "Discard all commands issued after MULTI", Handler: discardCommand},
+		{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy,
+			ACL: []string{"fast", "transaction"}, FirstKey: 1, LastKey: -1, Step: 1,
+			KeySpecs: []KeySpec{{Flags: KSRO, Begin: 1, LastKey: -1, Step: 1}},
+			Group:    "transactions", Since: "2.2.0", Complexity: "O(1) for every key.", Syntax: "key [key ...]",
+			Summary: "Watch the given keys to determine execution of the MULTI/EXEC block", Handler: watchCommand,
+			Doc: "A write to a watched key by any client (this one included), its expiry, or a FLUSHDB, FLUSHALL or SWAPDB " +
+				"that changes it makes the next EXEC fail with a null reply, as in Redis 7.0, including its rules for keys " +
+				"that were already expired when watched."},
+		{Name: "unwatch", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy,
+			ACL: []string{"fast", "transaction"}, Group: "transactions", Since: "2.2.0", Complexity: "O(1)",
+			Summary: "Forget about all watched keys", Handler: unwatchCommand},
 	}
+}
+
+func watchCommand(c *Ctx) {
+	if c.Client.multi.active {
+		c.Error("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	// The dispatcher holds the keys' shards, so each key's expired state is read consistently.
+	for _, k := range c.Args[1:] {
+		c.Store.Watches.Watch(&c.Client.watch, c.DB, k, c.Now)
+	}
+	c.W.OK()
+}
+
+func unwatchCommand(c *Ctx) {
+	c.Store.Watches.Unwatch(&c.Client.watch)
+	c.W.OK()
+}
+
+// touchWritten tells WATCH about the keys a write command changed: the key arguments its key
+// specs declare as written (RW, OW or RM), in the selected database, as Redis's
+// signalModifiedKey calls cover them. Handlers that change keys elsewhere say so themselves
+// (touchIn) and set c.touched.
+func (c *Ctx) touchWritten(cmd *Command) {
+	for _, r := range cmd.KeyRefs(c.Args) {
+		if r.Flags&(KSRW|KSOW|KSRM) != 0 && r.Pos < len(c.Args) {
+			c.Store.Watches.Touch(c.DB, c.Args[r.Pos])
+		}
+	}
+}
+
+// touchIn tells WATCH that key in db changed; the caller holds its shard. It leaves the
+// dispatcher's own touching on, for the command's key arguments in the selected database.
+func (c *Ctx) touchIn(db *store.DB, key []byte) {
+	c.Store.Watches.Touch(db, key)
 }
 
 // runsInMulti reports whether cmd executes immediately inside MULTI instead of being queued.
@@ -82,6 +130,7 @@ func discardCommand(c *Ctx) {
 		return
 	}
 	c.Client.multi = multiState{}
+	c.Store.Watches.Unwatch(&c.Client.watch)
 	c.W.OK()
 }
 
@@ -106,6 +155,7 @@ func execCommand(c *Ctx) {
 	}
 	c.Client.multi = multiState{}
 	if m.dirty {
+		c.Store.Watches.Unwatch(&c.Client.watch)
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
 		return
 	}
@@ -119,18 +169,25 @@ func execCommand(c *Ctx) {
 	if all {
 		c.LockAll()
 	} else {
-		// The union of every queued key's shard, locked once, in ascending order.
+		// The union of every queued key's shard and every watched key's shard (in its own
+		// database), locked once, in global order.
+		n := c.DB.NumShards()
 		var shards []int
 		for _, q := range m.queue {
 			for _, i := range q.cmd.KeyIndexes(q.args) {
-				shards = append(shards, c.Store.ShardIndex(q.args[i]))
+				shards = append(shards, c.DB.ID*n+c.Store.ShardIndex(q.args[i]))
 			}
+		}
+		if c.Client.watch.Watching() {
+			c.Store.Watches.Keys(&c.Client.watch, func(db int, key string) {
+				shards = append(shards, db*n+c.Store.ShardIndex([]byte(key)))
+			})
 		}
 		sort.Ints(shards)
 		for {
 			for i, s := range shards {
 				if i == 0 || s != shards[i-1] {
-					c.lockAt(c.DB.ID, s)
+					c.lockAt(s/n, s%n)
 				}
 			}
 			if c.settle() {
@@ -138,6 +195,18 @@ func execCommand(c *Ctx) {
 			}
 		}
 		c.allLocked = true // the handlers below must not lock again
+	}
+	if c.Client.watch.Watching() {
+		// A watched key written since WATCH, or one that was live then and has expired by this
+		// transaction's time, fails the EXEC (Redis's CLIENT_DIRTY_CAS and isWatchedKeyExpired).
+		w := &c.Client.watch
+		abort := w.Dirty() || c.Store.Watches.ExpiredSince(w, c.Store, c.Now)
+		c.Store.Watches.Unwatch(w)
+		if abort {
+			c.UnlockAllGlobal()
+			c.W.NullArray()
+			return
+		}
 	}
 	// More than one write may journal more than one effect: they go to the journal as one
 	// MULTI ... EXEC block (effects.go), written before the locks are released.

@@ -70,6 +70,7 @@ func (c *conn) serve() {
 		s.mu.Lock()
 		delete(s.clients, c.ID)
 		s.mu.Unlock()
+		c.Client.Release(s.store)
 		_ = c.nc.Close()
 	}()
 	for {

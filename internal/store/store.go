@@ -212,6 +212,8 @@ type DB struct {
 type Store struct {
 	// Waiters are the clients blocked on keys (BLPOP and friends).
 	Waiters Waiters
+	// Watches are the keys clients WATCH for MULTI/EXEC.
+	Watches Watches
 	dbs     []*DB
 	seed    maphash.Seed
 	shift   uint // 64 - log2(shards per DB)
@@ -402,6 +404,12 @@ func (db *DB) expire(s *Shard, e *Entry) {
 	s.ExpiredKeys++
 	if f := db.store.OnExpire; f != nil {
 		f(db.ID, e.Key())
+	}
+	if db.store.Watches.Any() {
+		key := []byte(e.Key()) // copied: the entry's key bytes go with it
+		s.dict.remove(e)
+		db.store.Watches.Touch(db, key)
+		return
 	}
 	s.dict.remove(e)
 }
