@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check CI runs (`make test`, `.ci/run`): setup, gofmt, go vet, the whole Go suite
-# under the race detector, bounded fuzz runs of the RESP reader, the snapshot decoder and the
-# append-only log reader, and the redis-cli smoke test.
+# under the race detector, bounded fuzz runs of the RESP reader, the snapshot decoder, the
+# append-only log reader and the DUMP payload decoder, and the redis-cli smoke test.
 # Every step runs even after a failure; the script prints each step's summary and exits
 # non-zero if any step failed. FUZZTIME (default 400000x) and SNAPSHOT_FUZZTIME (default 60000x,
-# for the snapshot decoder and the log reader each) set the fuzzing budgets. They are execution
+# for the snapshot decoder, the log reader and the DUMP decoder each) set the fuzzing budgets. They are execution
 # counts, not durations: with a duration, Go 1.26's fuzz coordinator can report a spurious
 # "context deadline exceeded" failure when the time runs out (go.dev/issue/75804, fixed in Go
 # 1.27); a count has no deadline to race. On this 2-core machine the defaults take about 15 s
@@ -61,29 +61,14 @@ go_client() {
 	return "$rc"
 }
 
-fuzz_reader() {
-	# -fuzzminimizetime bounds the minimizing of each new input, which can otherwise stall
-	# a short run for a minute.
-	go test -run='^$' -fuzz='^FuzzReader$' -fuzztime="$FUZZTIME" -fuzzminimizetime=2000x ./internal/resp/ 2>&1 |
-		tee "$log/fuzz" | grep -vE '^fuzz: elapsed: [0-9]+s,'
+# fuzz TARGET PACKAGE BUDGET: one bounded fuzz run. -fuzzminimizetime bounds the minimizing
+# of each new input, which can otherwise stall a short run for a minute.
+fuzz() {
+	local out="$log/fuzz-$1"
+	go test -run='^$' -fuzz="^$1\$" -fuzztime="$3" -fuzzminimizetime=2000x "$2" 2>&1 |
+		tee "$out" | grep -vE '^fuzz: elapsed: [0-9]+s,'
 	local rc=${PIPESTATUS[0]}
-	echo "--- fuzz summary: $(grep -E '^fuzz: elapsed' "$log/fuzz" | tail -n 1)"
-	return "$rc"
-}
-
-fuzz_log() {
-	go test -run='^$' -fuzz='^FuzzLogReader$' -fuzztime="$SNAPSHOT_FUZZTIME" -fuzzminimizetime=2000x ./internal/persist/ 2>&1 |
-		tee "$log/fuzz-log" | grep -vE '^fuzz: elapsed: [0-9]+s,'
-	local rc=${PIPESTATUS[0]}
-	echo "--- fuzz summary: $(grep -E '^fuzz: elapsed' "$log/fuzz-log" | tail -n 1)"
-	return "$rc"
-}
-
-fuzz_snapshot() {
-	go test -run='^$' -fuzz='^FuzzDecode$' -fuzztime="$SNAPSHOT_FUZZTIME" -fuzzminimizetime=2000x ./internal/persist/ 2>&1 |
-		tee "$log/fuzz-snapshot" | grep -vE '^fuzz: elapsed: [0-9]+s,'
-	local rc=${PIPESTATUS[0]}
-	echo "--- fuzz summary: $(grep -E '^fuzz: elapsed' "$log/fuzz-snapshot" | tail -n 1)"
+	echo "--- fuzz summary: $(grep -E '^fuzz: elapsed' "$out" | tail -n 1)"
 	return "$rc"
 }
 
@@ -103,9 +88,10 @@ step gofmt gofmt_check
 step vet go vet ./...
 step go-test go_tests
 step go-client go_client
-step fuzz fuzz_reader
-step fuzz-snap fuzz_snapshot
-step fuzz-log fuzz_log
+step fuzz fuzz FuzzReader ./internal/resp/ "$FUZZTIME"
+step fuzz-snap fuzz FuzzDecode ./internal/persist/ "$SNAPSHOT_FUZZTIME"
+step fuzz-log fuzz FuzzLogReader ./internal/persist/ "$SNAPSHOT_FUZZTIME"
+step fuzz-dump fuzz FuzzRestore ./internal/rdb/ "$SNAPSHOT_FUZZTIME"
 step smoke smoke
 
 echo

@@ -20,17 +20,17 @@ import (
 func TestHashTableEncoding(t *testing.T) {
 	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
 		want := map[string]string{}
-		for i := range 128 {
+		for i := range 512 { // Redis 7.0's default hash-max-listpack-entries
 			f, v := fmt.Sprintf("f%03d", i), fmt.Sprintf("v%d", i)
 			want[f] = v
 			require.EqualValues(t, 1, c.HSet(ctx, "h", f, v).Val())
 		}
 		require.Equal(t, "listpack", c.ObjectEncoding(ctx, "h").Val())
-		want["f128"] = "v128"
-		require.EqualValues(t, 1, c.HSet(ctx, "h", "f128", "v128").Val())
-		require.Equal(t, "hashtable", c.ObjectEncoding(ctx, "h").Val(), "129 fields: past hash-max-listpack-entries")
+		want["f512"] = "v512"
+		require.EqualValues(t, 1, c.HSet(ctx, "h", "f512", "v512").Val())
+		require.Equal(t, "hashtable", c.ObjectEncoding(ctx, "h").Val(), "513 fields: past hash-max-listpack-entries")
 		require.Equal(t, want, c.HGetAll(ctx, "h").Val())
-		require.EqualValues(t, 129, c.HLen(ctx, "h").Val())
+		require.EqualValues(t, 513, c.HLen(ctx, "h").Val())
 
 		// HSCAN over the table: every field exactly as in HGETALL, cursor back to 0.
 		got := map[string]string{}
@@ -49,7 +49,7 @@ func TestHashTableEncoding(t *testing.T) {
 		require.Equal(t, want, got)
 		kv, _, err := c.HScan(ctx, "h", 0, "f12?", 1000).Result()
 		require.NoError(t, err)
-		require.Len(t, kv, 2*9, "f120 to f128: MATCH filters")
+		require.Len(t, kv, 2*10, "f120 to f129: MATCH filters")
 
 		// HRANDFIELD: distinct fields for a positive count, repeats for a negative one.
 		fields, err := c.HRandField(ctx, "h", 50).Result()

@@ -55,6 +55,9 @@ import (
 //	ZINCRBY, ZADD INCR                         ZADD key score member, with the resulting score
 //	                                           in the shortest form that parses back to it
 //	ZPOPMIN, ZPOPMAX, ZMPOP                    ZREM key member... of the members it popped
+//	RESTORE                                    RESTORE key abs-ms payload REPLACE [ABSTTL]
+//	                                           (IDLETIME/FREQ dropped), or DEL key when the TTL
+//	                                           had passed and REPLACE deleted the old key
 //	SORT ... STORE                             DEL dst, RPUSH dst elements... as one MULTI/EXEC
 //	                                           block (ALPHA ties follow iteration order, which a
 //	                                           replay need not share); DEL dst when the result

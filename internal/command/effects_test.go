@@ -28,7 +28,7 @@ var (
 		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat", "spop", "lmpop",
 		"blpop", "brpop", "blmpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "bzmpop",
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
-		"sort", "gcra.limit", "cl.throttle", "gcra.reset",
+		"sort", "restore", "gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 	}
 )

@@ -13,6 +13,7 @@ func groups() [][]*Command {
 		blockingZSetCommands(),
 		listCommands(),
 		sortCommands(),
+		dumpCommands(),
 		bitCommands(),
 		serverCommands(),
 		persistenceCommands(),

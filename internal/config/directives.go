@@ -45,7 +45,7 @@ func Directives() []*Directive {
 		{Name: "active-expire-effort", Type: Int, Default: "1", Min: 1, Max: 10, Mutable: true, Group: "general",
 			Doc: "Share of CPU the active expiry cycle may use: 1 allows 25% of a core, each step up adds 25% more time per cycle."},
 		// Data types
-		{Name: "hash-max-listpack-entries", Aliases: []string{"hash-max-ziplist-entries"}, Type: Int, Default: "128", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "data types",
+		{Name: "hash-max-listpack-entries", Aliases: []string{"hash-max-ziplist-entries"}, Type: Int, Default: "512", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "data types",
 			Doc: "Most fields a hash keeps in its compact encoding (OBJECT ENCODING `listpack`): one allocation, a few bytes per field, linear scans. A hash that grows past it becomes a hash table (`hashtable`) and stays one."},
 		{Name: "hash-max-listpack-value", Aliases: []string{"hash-max-ziplist-value"}, Type: Int, Default: "64", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "data types",
 			Doc: "Longest field or value, in bytes, a hash may hold and keep its compact encoding."},

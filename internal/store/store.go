@@ -334,6 +334,17 @@ func (e *Entry) touch(now int64) {
 	e.lru = freq<<24 | uint32(now/1000)&lruMask
 }
 
+// SetIdle makes the key look last accessed secs seconds before now (RESTORE ... IDLETIME).
+func (e *Entry) SetIdle(now, secs int64) {
+	clk := now/1000 - secs
+	e.lru = e.lru&^lruMask | uint32(clk)&lruMask
+}
+
+// SetFreq sets the access frequency counter (RESTORE ... FREQ).
+func (e *Entry) SetFreq(f uint8) {
+	e.lru = uint32(f)<<24 | e.lru&lruMask
+}
+
 // IdleSeconds is OBJECT IDLETIME, computed on the 24-bit clock with Redis's wrap-around rule.
 func (e *Entry) IdleSeconds(now int64) int64 {
 	clk := uint32(now/1000) & lruMask

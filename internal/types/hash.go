@@ -19,11 +19,11 @@ type Hash struct {
 }
 
 // Limits of the packed encoding, hash-max-listpack-entries and hash-max-listpack-value (Redis's
-// defaults 128 and 64). They are process-wide, as the server's configuration is, and atomic
+// defaults 512 and 64). They are process-wide, as the server's configuration is, and atomic
 // because CONFIG SET changes them while commands run.
 var maxPackEntries, maxPackValue atomic.Int64
 
-func init() { SetHashPackLimits(128, 64) }
+func init() { SetHashPackLimits(512, 64) }
 
 // SetHashPackLimits sets the largest number of fields and the longest field or value a hash
 // may have and stay packed. Hashes already converted stay tables.
