@@ -13,6 +13,7 @@ func groups() [][]*Command {
 		blockingZSetCommands(),
 		listCommands(),
 		bitCommands(),
+		hllCommands(),
 		serverCommands(),
 		persistenceCommands(),
 		rateLimitCommands(),
