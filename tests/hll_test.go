@@ -417,3 +417,69 @@ func TestHLLDenseHeaderBytes(t *testing.T) {
 		require.Equal(t, byte(0x80), c.Get(ctx, "h").Val()[15])
 	})
 }
+
+// TestHLLEffectsReplay is the effects replay test (effects_all_test.go) for HLLs alone, with
+// many more of them: PFADD through the sparse limit into dense, PFMERGE of every mix,
+// single-key PFCOUNT caching its estimate, PFDEBUG conversions, and hll-sparse-max-bytes
+// changing under the writer. Every 20 commands the new effects are replayed on a second server
+// with the default limit, and both must hold the same bytes: the effects must not depend on
+// the replaying server's setting. They must also say what they did: a dense HLL's writes as
+// their own arguments, a sparse one's as SET of the value, PFCOUNT's cache as SETRANGE.
+func TestHLLEffectsReplay(t *testing.T) {
+	a, b := testutil.StartServer(t), testutil.StartServer(t)
+	log := &effectLog{}
+	a.StoreForTest().Journal = log
+	ca, cb := a.Client(t, 2).Conn(), b.Client(t, 2).Conn()
+	t.Cleanup(func() { _ = ca.Close(); _ = cb.Close() })
+	rng := rand.New(rand.NewPCG(3, 4))
+	keys := []string{"p0", "p1", "p2", "p3"}
+	key := func() string { return keys[rng.IntN(len(keys))] }
+	limit := "3000"
+	replayed := 0
+	names := map[string]int{}
+	for round := range 60 {
+		for range 20 {
+			switch r := rng.IntN(12); {
+			case r < 5:
+				cmd := []any{"PFADD", key()}
+				n := rng.IntN(6)
+				if rng.IntN(8) == 0 {
+					n = 10 + rng.IntN(1500)
+				}
+				for range n {
+					cmd = append(cmd, "e"+strconv.Itoa(rng.IntN(100_000)))
+				}
+				doOK(t, ca, cmd...)
+			case r < 7:
+				doOK(t, ca, "PFMERGE", key(), key(), key())
+			case r < 9:
+				doOK(t, ca, "PFCOUNT", key())
+			case r == 9:
+				doOK(t, ca, "PFDEBUG", []string{"TODENSE", "GETREG"}[rng.IntN(2)], key())
+			case r == 10:
+				doOK(t, ca, "DEL", key())
+			default:
+				limit = []string{"3000", "30", "40", "60", "400", "0"}[rng.IntN(6)]
+				doOK(t, ca, "CONFIG", "SET", "hll-sparse-max-bytes", limit)
+			}
+		}
+		effects := log.all()[replayed:]
+		replayed += len(effects)
+		checkTimeFree(t, effects)
+		for _, e := range effects {
+			names[strings.ToUpper(string(e.Args[0]))]++
+		}
+		// The setting is process-wide, and both servers run in this process: the replay runs
+		// with the default, then the writer gets its own back.
+		require.NoError(t, cb.Do(ctx, "CONFIG", "SET", "hll-sparse-max-bytes", "3000").Err())
+		replay(t, cb, effects)
+		require.NoError(t, ca.Do(ctx, "CONFIG", "SET", "hll-sparse-max-bytes", limit).Err())
+		ka, _ := dbState(t, ca, 0)
+		kb, _ := dbState(t, cb, 0)
+		require.Equal(t, ka, kb, "round %d", round)
+	}
+	t.Logf("effects: %v", names)
+	for _, n := range []string{"PFADD", "PFMERGE", "SET", "SETRANGE", "PFDEBUG"} {
+		require.Positive(t, names[n], "no %s effect", n)
+	}
+}
