@@ -320,20 +320,22 @@ func sparseSet(b []byte, index int, count uint8, maxSparse int) ([]byte, bool, e
 	clear(buf[n:])
 	end := n
 
-	// Step 1: find the opcode covering index.
+	// Step 1: find the opcode covering index. This scan is most of the time PFADD and PFMERGE
+	// spend on a sparse HLL, hence the plain bit tests.
 	p, first, span, prev := HeaderSize, 0, 0, -1
+	ops := buf[:end+1] // the terminator reads as an XZERO's missing second byte
 	for p < end {
+		op := ops[p]
 		oplen := 1
-		switch op := buf[p]; {
-		case isZero(op):
-			span = zeroLen(op)
-		case isVal(op):
-			span = valLen(op)
-		default:
-			span = xzeroLen(buf[:end], p)
+		if op&0x80 != 0 {
+			span = int(op&3) + 1
+		} else if op&0x40 == 0 {
+			span = int(op) + 1
+		} else {
+			span = (int(op&0x3f)<<8 | int(ops[p+1])) + 1
 			oplen = 2
 		}
-		if index <= first+span-1 {
+		if index < first+span {
 			break
 		}
 		prev = p
