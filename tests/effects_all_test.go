@@ -59,6 +59,7 @@ var effectCommands = map[string]bool{
 	"ZRANGESTORE": true, "ZUNIONSTORE": true, "ZINTERSTORE": true, "ZDIFFSTORE": true,
 	"LPUSH": true, "RPUSH": true, "LPUSHX": true, "RPUSHX": true, "LPOP": true, "RPOP": true,
 	"LSET": true, "LINSERT": true, "LREM": true, "LTRIM": true, "LMOVE": true, "RPOPLPUSH": true,
+	"PFADD": true, "PFMERGE": true, "PFDEBUG": true,
 }
 
 // checkTimeFree fails on an effect that is not an allowed, time-free command line.
@@ -250,7 +251,7 @@ func (w *workload) expireCmd() []any {
 func (w *workload) command(inMulti bool) []any {
 	k := w.key()
 	for {
-		switch w.rng.IntN(57) {
+		switch w.rng.IntN(59) {
 		case 0, 1, 2:
 			cmd := []any{"SET", k, w.value()}
 			if w.rng.IntN(4) == 0 {
@@ -466,6 +467,30 @@ func (w *workload) command(inMulti bool) []any {
 				args = append(args, "GET", w.pick("#", "k*", "nokey*"))
 			}
 			return append(args, w.pick("ALPHA", "DESC", "ASC"), "ALPHA", "STORE", dst)
+		case 57:
+			cmd := []any{"PFADD", w.pick("p0", "p1", "p2", "p2", k)}
+			n := w.n(0, 4)
+			if w.rng.IntN(6) == 0 {
+				n = w.n(100, 2500) // through the sparse limit, and dense
+			}
+			for range n {
+				cmd = append(cmd, "e"+strconv.Itoa(w.rng.IntN(5000)))
+			}
+			return cmd
+		case 58:
+			p := func() string { return w.pick("p0", "p1", "p2", k) }
+			switch w.rng.IntN(6) {
+			case 0, 1:
+				return []any{"PFMERGE", p(), p(), w.pick("p0", "p1", "p2")}
+			case 2:
+				return []any{"PFCOUNT", p()} // caches the estimate in the value
+			case 3:
+				return []any{"PFCOUNT", p(), p()}
+			case 4:
+				return []any{"PFDEBUG", w.pick("TODENSE", "GETREG", "ENCODING"), p()}
+			}
+			// Sparse HLLs' bytes depend on it; the replaying server keeps the default.
+			return []any{"CONFIG", "SET", "hll-sparse-max-bytes", w.pick("3000", "60", "300")}
 		}
 	}
 }

@@ -66,12 +66,13 @@ func (t *Table) run(c *Ctx, cmd *Command) {
 		start = nanotime()
 	}
 	cmd.Handler(c)
-	if c.changed && cmd.Flags&FlagWrite != 0 {
-		if !c.journaled {
+	if c.changed {
+		if !c.journaled && cmd.Flags&FlagWrite != 0 {
 			if j := c.journal(); j != nil {
 				j.Append(store.Effect{DB: c.DB.ID, Args: c.Args})
 			}
 		}
+		// A read that changed its key (PFCOUNT caching its estimate) counts for WATCH too.
 		if !c.touched && c.Store.Watches.Any() {
 			c.touchWritten(cmd)
 		}

@@ -62,6 +62,15 @@ import (
 //	                                           block (ALPHA ties follow iteration order, which a
 //	                                           replay need not share); DEL dst when the result
 //	                                           is empty and dst existed
+//	PFADD, PFMERGE                             argv when the HLL was dense (and, for PFMERGE, when
+//	                                           an input is dense): dense registers only rise, on
+//	                                           any server. A sparse HLL's bytes also depend on
+//	                                           hll-sparse-max-bytes, which a replaying server may
+//	                                           not share: SET key value [KEEPTTL] of the result
+//	PFCOUNT (one key, a read)                  SETRANGE key 8 <cache bytes> when it (re)cached its
+//	                                           estimate in the value's header; Redis propagates
+//	                                           PFCOUNT itself for that change
+//	PFDEBUG GETREG, TODENSE                    PFDEBUG TODENSE key when it turned the HLL dense
 //	SET                                        SET key value [PXAT abs-ms | KEEPTTL]: NX/XX/GET
 //	                                           dropped (the effective write), EX/PX/EXAT made PXAT.
 //	                                           A time already past creates an expired key: it

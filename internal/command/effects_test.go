@@ -23,12 +23,15 @@ var (
 		"lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "lset", "linsert", "lrem", "ltrim",
 		"lmove", "rpoplpush", "function|flush",
 	}
+	// pfadd and pfmerge journal their arguments when the HLL is dense and SET key value
+	// KEEPTTL when it is sparse (hll.go): listed as emitted, since they may emit.
 	emittedEffect = []string{
 		"set", "setnx", "msetnx", "setex", "psetex", "getex", "getdel",
 		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat", "spop", "lmpop",
 		"blpop", "brpop", "blmpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "bzmpop",
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
-		"sort", "restore", "gcra.limit", "cl.throttle", "gcra.reset",
+		"pfadd", "pfmerge", "pfdebug", "sort", "restore",
+		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 	}
 )

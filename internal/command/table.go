@@ -15,6 +15,7 @@ func groups() [][]*Command {
 		sortCommands(),
 		dumpCommands(),
 		bitCommands(),
+		hllCommands(),
 		serverCommands(),
 		persistenceCommands(),
 		rateLimitCommands(),

@@ -212,7 +212,8 @@ func execCommand(c *Ctx) {
 	// MULTI ... EXEC block (effects.go), written before the locks are released.
 	writes := 0
 	for _, q := range m.queue {
-		if q.cmd.Flags&FlagWrite != 0 {
+		// may_replicate: reads that can journal a change (PFCOUNT caching its estimate).
+		if q.cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 {
 			writes++
 		}
 	}

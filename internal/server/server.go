@@ -22,6 +22,7 @@ import (
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/hll"
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/store"
 	"github.com/hotkv/hotkv/internal/types"
@@ -167,6 +168,8 @@ func (s *Server) applyConfig(name, value string) {
 		types.SetZSetPackLimits(e, v)
 	case "set-max-intset-entries":
 		types.SetIntsetLimit(n)
+	case "hll-sparse-max-bytes":
+		hll.SetSparseMaxBytes(n)
 	case "save":
 		s.setSavePoints(value)
 	case "appendfsync":
