@@ -7,10 +7,13 @@ package glob
 //
 // It uses the iterative "backtrack to the last star" method: since `*` matches any sequence,
 // only the most recent star ever needs to be retried, so the worst case is O(len(pattern) *
-// len(s)) instead of Redis's exponential recursion (which Redis 7 caps separately).
+// len(s)) instead of Redis's exponential recursion. Redis 7 caps that recursion at a depth of
+// 1000: the part of a pattern after its 1001st group of stars (a trailing one aside) is never
+// matched while string is left. Match keeps that cap, so that it answers as Redis does.
 func Match(pattern, s string, nocase bool) bool {
 	p, i := 0, 0
 	starP, starI := -1, 0
+	groups, lastGroup := 0, -1 // star groups reached, and where the furthest one ends
 	for i < len(s) {
 		if p < len(pattern) {
 			switch pattern[p] {
@@ -20,6 +23,12 @@ func Match(pattern, s string, nocase bool) bool {
 				}
 				if p == len(pattern) {
 					return true
+				}
+				if p > lastGroup {
+					if groups++; groups > maxNesting {
+						return false
+					}
+					lastGroup = p
 				}
 				starP, starI = p, i
 				continue
@@ -46,6 +55,9 @@ func Match(pattern, s string, nocase bool) bool {
 	}
 	return p == len(pattern)
 }
+
+// maxNesting is Redis's recursion cap in stringmatchlen.
+const maxNesting = 1000
 
 func lower(c byte) byte {
 	if c >= 'A' && c <= 'Z' {

@@ -1,6 +1,9 @@
 package glob
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMatch(t *testing.T) {
 	cases := []struct {
@@ -36,4 +39,22 @@ func TestPathologicalPatternIsBounded(t *testing.T) {
 		s += "a"
 	}
 	_ = Match(p, s, false) // must return, not hang
+}
+
+// TestNestingCap is Redis 7's "Regression for pattern matching very long nested loops": more
+// than 1000 star groups never match while string is left, as Redis's capped recursion answers.
+func TestNestingCap(t *testing.T) {
+	long := strings.Repeat("a", 50000)
+	if Match(strings.Repeat("*?", 50000), long, false) {
+		t.Fatal("50000 star groups matched")
+	}
+	if !Match(strings.Repeat("*?", 1000), long, false) {
+		t.Fatal("1000 star groups must still match")
+	}
+	if Match(strings.Repeat("*?", 1001), long, false) {
+		t.Fatal("1001 star groups matched")
+	}
+	if !Match(strings.Repeat("?", 1000)+strings.Repeat("*", 5000), long, false) {
+		t.Fatal("trailing stars are no nesting")
+	}
 }
