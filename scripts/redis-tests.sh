@@ -21,6 +21,9 @@
 #                        diagnostic only, not the yardstick: run from a copy of the suite whose
 #                        external-mode setup ignores an error from FUNCTION FLUSH (see below)
 #
+# Environment: DENY_TAGS replaces the tags denied to both servers (diagnostics only: the
+# yardstick is the default below).
+#
 # Exit status: 0 when the measurement completed (test failures included: it measures), 1 when
 # --check found a unit below PCT, 2 when the harness itself broke (fetch, build, server start).
 set -euo pipefail
@@ -39,7 +42,7 @@ DEFAULT_UNITS=(type/string type/incr type/hash type/list type/list-2 type/list-3
 # attach to the replication stream with SYNC to check propagation; HotKV has no replication,
 # and that is no data-type behaviour. needs:pfdebug: PFDEBUG dumps Redis's internal HLL
 # sparse/dense registers, the same kind of encoding check that --ignore-encoding turns off.
-DENY_TAGS="-needs:debug -needs:repl -needs:pfdebug"
+DENY_TAGS="${DENY_TAGS:--needs:debug -needs:repl -needs:pfdebug}"
 
 SERVERS=both
 CHECK_PCT=""
