@@ -3,6 +3,7 @@ package command
 import (
 	"math/rand/v2"
 	"strconv"
+	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -92,8 +93,8 @@ func hashWrite(c *Ctx, key []byte, create bool) (e *store.Entry, h *types.Hash, 
 		if !create {
 			return nil, nil, true
 		}
-		h = types.NewHash()
-		return c.DB.Set(key, store.ObjValue(store.KindHash, h), 0, false, c.Now), h, true
+		e = c.DB.Set(key, types.NewHashValue(), 0, false, c.Now)
+		return e, e.Val.Obj().(*types.Hash), true
 	}
 	if e.Val.Kind != store.KindHash {
 		c.WrongType()
@@ -101,6 +102,13 @@ func hashWrite(c *Ctx, key []byte, create bool) (e *store.Entry, h *types.Hash, 
 	}
 	return e, e.Val.Obj().(*types.Hash), true
 }
+
+// argStr views a command argument as a string without copying, for the types' methods that
+// copy whatever they keep (Hash.Set, ZSet.Set, Set.Add, List pushes). The string is valid only
+// while the command runs (the reader reuses its buffer). Besides saving a copy, it keeps
+// short-lived tiny strings out of the allocator's 16-byte blocks, where one would share a
+// block with a key's name and keep it half empty for as long as the key lives.
+func argStr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // removeIfEmpty deletes a hash key whose last field went, as Redis never keeps empty
 // aggregates.
@@ -119,12 +127,16 @@ func hsetCommand(c *Ctx) {
 	if !ok {
 		return
 	}
+	if len(c.Args) > 4 {
+		h.Reserve(c.Args[2:])
+	}
 	created := 0
 	for i := 2; i < len(c.Args); i += 2 {
-		if h.Set(string(c.Args[i]), string(c.Args[i+1])) {
+		if h.Set(argStr(c.Args[i]), argStr(c.Args[i+1])) {
 			created++
 		}
 	}
+	h.Compact()
 	c.Dirty(int64(len(c.Args)-2) / 2)
 	c.W.Int(int64(created))
 }
@@ -139,7 +151,7 @@ func hmsetCommand(c *Ctx) {
 		return
 	}
 	for i := 2; i < len(c.Args); i += 2 {
-		h.Set(string(c.Args[i]), string(c.Args[i+1]))
+		h.Set(argStr(c.Args[i]), argStr(c.Args[i+1]))
 	}
 	c.Dirty(int64(len(c.Args)-2) / 2)
 	c.W.OK()

@@ -167,6 +167,8 @@ func (s *Server) applyConfig(name, value string) {
 		types.SetZSetPackLimits(e, v)
 	case "set-max-intset-entries":
 		types.SetIntsetLimit(n)
+	case "list-max-listpack-size":
+		types.SetListPackLimit(n)
 	case "save":
 		s.setSavePoints(value)
 	case "appendfsync":

@@ -58,9 +58,22 @@ func (k Kind) TypeName() string {
 //
 // Strings that are canonical integers are kept in Int (Redis's "int" encoding) so INCR and
 // GCRA state updates never allocate. Other strings keep their bytes behind ref, with the
-// length and capacity packed into Int. Aggregate types keep their structure behind ref too,
-// boxed so that it can be any Go type. Use the accessors; only IsInt and Int are meant to be
+// length and capacity packed into Int. Use the accessors; only IsInt and Int are meant to be
 // read directly (and Int only when IsInt).
+//
+// Aggregates are held one of three ways (enc):
+//   - boxed (ObjValue): ref points at a box holding any Go value; Obj returns it. Any type
+//     can live here, at the cost of the box and the value's own structure.
+//   - packed (PackedValue): ref, Int and n hold a byte string and an element count in the
+//     kind's small encoding (Redis's listpack and intset). The Value is the whole aggregate:
+//     a small hash costs the entry, the key and one exact-size allocation of packed bytes, as
+//     in Redis, with no box or struct in between.
+//   - direct (DirectValue): ref points straight at the kind's large structure, without a box.
+//
+// Packed and direct values belong to a type package that registered a view for the kind
+// (RegisterInline); Obj hands out that view, a typed pointer to the Value itself, so
+// e.Val.Obj().(*types.Hash) works whatever the encoding, and changes made through the view
+// change the entry in place.
 type Value struct {
 	Int   int64
 	ref   unsafe.Pointer
@@ -69,7 +82,19 @@ type Value struct {
 	// Raw marks a string changed in place (APPEND, SETRANGE, SETBIT ...): Redis reports those
 	// as "raw" in OBJECT ENCODING even when short. It lives in padding and costs nothing.
 	Raw bool
+	enc valueEnc
+	// n is a packed aggregate's element count; it, too, fills padding.
+	n uint32
 }
+
+// valueEnc says how an aggregate Value's ref is read.
+type valueEnc uint8
+
+const (
+	encBox valueEnc = iota
+	encPacked
+	encDirect
+)
 
 // objBox holds an aggregate value behind Value.ref.
 type objBox struct{ v any }
@@ -81,9 +106,74 @@ func BytesValue(b []byte) Value {
 	return v
 }
 
-// ObjValue is an aggregate value of kind k holding o.
+// ObjValue is an aggregate value of kind k holding o, boxed. Types without a registered
+// inline view (streams, HyperLogLogs ...) live this way; Obj returns o.
 func ObjValue(k Kind, o any) Value {
 	return Value{Kind: k, ref: unsafe.Pointer(&objBox{v: o})}
+}
+
+// PackedValue is an aggregate of kind k held as b (owned by the value from now on) with n
+// elements, in the small encoding of the type package that registered kind k's view.
+func PackedValue(k Kind, b []byte, n int) Value {
+	v := Value{Kind: k}
+	v.SetPacked(b, n)
+	return v
+}
+
+// DirectValue is an aggregate of kind k whose large structure p belongs to the type package
+// that registered kind k's view.
+func DirectValue(k Kind, p unsafe.Pointer) Value {
+	return Value{Kind: k, ref: p, enc: encDirect}
+}
+
+// inlineViews are the registered views of packed and direct values, by kind.
+var inlineViews [KindStream + 1]func(v *Value) any
+
+// RegisterInline makes view the way Obj presents packed and direct values of kind k: it
+// must return a pointer type whose pointer is v, so that changes through it land in v. Type
+// packages register at init, before any such value exists.
+func RegisterInline(k Kind, view func(v *Value) any) { inlineViews[k] = view }
+
+// IsPacked reports whether v holds a packed aggregate.
+func (v *Value) IsPacked() bool { return v.enc == encPacked && v.Kind != KindString }
+
+// Packed returns a packed aggregate's bytes and element count; nil and 0 for any other
+// value. The bytes belong to the value: change them only under the shard lock, and store
+// them back with SetPacked when their length, capacity or count changes.
+func (v *Value) Packed() ([]byte, int) {
+	if !v.IsPacked() {
+		return nil, 0
+	}
+	n, c := int(uint32(v.Int)), int(uint32(v.Int>>32))
+	if c == 0 {
+		return nil, int(v.n)
+	}
+	return unsafe.Slice((*byte)(v.ref), c)[:n], int(v.n)
+}
+
+// SetPacked makes v (an aggregate, whose Kind is kept) hold b with n elements, taking
+// ownership of b. Packed encodings stay far below 4 GiB (Redis caps listpacks at 1 GiB).
+func (v *Value) SetPacked(b []byte, n int) {
+	v.enc, v.IsInt, v.Raw, v.n = encPacked, false, false, uint32(n)
+	if cap(b) == 0 {
+		v.ref, v.Int = nil, 0
+		return
+	}
+	v.ref = unsafe.Pointer(unsafe.SliceData(b))
+	v.Int = int64(uint32(len(b))) | int64(uint32(cap(b)))<<32
+}
+
+// Direct returns a direct aggregate's structure, or nil.
+func (v *Value) Direct() unsafe.Pointer {
+	if v.enc != encDirect || v.Kind == KindString {
+		return nil
+	}
+	return v.ref
+}
+
+// SetDirect makes v (an aggregate, whose Kind is kept) point at structure p.
+func (v *Value) SetDirect(p unsafe.Pointer) {
+	v.enc, v.IsInt, v.Raw, v.n, v.Int, v.ref = encDirect, false, false, 0, 0, p
 }
 
 // Bytes returns a raw string's bytes (nil for an integer-encoded string or an aggregate). The
@@ -101,6 +191,7 @@ func (v *Value) Bytes() []byte {
 func (v *Value) SetBytes(b []byte) {
 	v.Kind = KindString
 	v.IsInt = false
+	v.enc, v.n = encBox, 0
 	if cap(b) == 0 {
 		v.ref, v.Int = nil, 0
 		return
@@ -109,9 +200,16 @@ func (v *Value) SetBytes(b []byte) {
 	v.Int = int64(uint32(len(b))) | int64(uint32(cap(b)))<<32
 }
 
-// Obj returns an aggregate's structure, or nil for strings.
+// Obj returns an aggregate's structure (for a packed or direct value, its type's view of v
+// itself), or nil for strings.
 func (v *Value) Obj() any {
-	if v.Kind == KindString || v.ref == nil || v.Raw {
+	if v.Kind == KindString || v.Raw {
+		return nil
+	}
+	if v.enc != encBox {
+		return inlineViews[v.Kind](v)
+	}
+	if v.ref == nil {
 		return nil
 	}
 	return (*objBox)(v.ref).v

@@ -5,17 +5,26 @@ import (
 	"errors"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/hotkv/hotkv/internal/store"
 )
 
-// Hash is a Redis hash. Small hashes are one packed byte string of (field, value) pairs, each
-// string prefixed with its length as a uvarint, like Redis's listpack: a hash of a few short
-// fields costs one allocation and a few bytes per field, and operations scan it linearly.
-// Past MaxPackEntries fields, or once a field or value is longer than MaxPackValue, it turns
-// into a Table for good (Redis does not convert back either): see SetHashPackLimits.
-type Hash struct {
-	pack  []byte // the small encoding; nil once big
-	n     int    // fields in pack
-	table *Table // the large encoding
+// Hash is a Redis hash. It is defined as a store.Value, so that a keyspace entry's value is the
+// hash itself (e.Val.Obj() returns the entry's own Value as a *Hash, see store.RegisterInline):
+//
+//   - "listpack" while small: the value holds one packed byte string of (field, value) pairs,
+//     each string prefixed with its length as a uvarint, like Redis's listpack, and the field
+//     count. A hash of a few short fields costs its key's entry and one exact-size allocation;
+//     operations scan it linearly.
+//   - "hashtable" past MaxPackEntries fields, or once a field or value is longer than
+//     MaxPackValue (see SetHashPackLimits): the value points straight at a Table. A hash does
+//     not convert back (Redis does not either).
+//
+// A Hash outside the keyspace (NewHash, HashFromPayload, Clone) is handed to it by Value.
+type Hash store.Value
+
+func init() {
+	store.RegisterInline(store.KindHash, func(v *store.Value) any { return (*Hash)(v) })
 }
 
 // Limits of the packed encoding, hash-max-listpack-entries and hash-max-listpack-value (Redis's
@@ -32,20 +41,36 @@ func SetHashPackLimits(entries, value int64) {
 	maxPackValue.Store(value)
 }
 
-// NewHash returns an empty hash.
-func NewHash() *Hash { return &Hash{} }
+// NewHash returns an empty hash, outside the keyspace.
+func NewHash() *Hash {
+	v := NewHashValue()
+	return (*Hash)(&v)
+}
+
+// NewHashValue returns an empty hash as a value to store in the keyspace.
+func NewHashValue() store.Value { return store.PackedValue(store.KindHash, nil, 0) }
+
+// Value returns the hash as a value to store in the keyspace. The hash's memory goes with it:
+// do not use h afterwards (use the stored entry's Obj()).
+func (h *Hash) Value() store.Value { return store.Value(*h) }
+
+func (h *Hash) val() *store.Value { return (*store.Value)(h) }
+
+// table returns the large encoding, or nil while packed.
+func (h *Hash) table() *Table { return (*Table)(h.val().Direct()) }
 
 // Len is the number of fields.
 func (h *Hash) Len() int {
-	if h.table != nil {
-		return h.table.Len()
+	if t := h.table(); t != nil {
+		return t.Len()
 	}
-	return h.n
+	_, n := h.val().Packed()
+	return n
 }
 
 // Encoding is OBJECT ENCODING's answer.
 func (h *Hash) Encoding() string {
-	if h.table != nil {
+	if h.table() != nil {
 		return "hashtable"
 	}
 	return "listpack"
@@ -58,11 +83,11 @@ func packNext(p []byte, i int) (string, int) {
 	return unsafe.String(unsafe.SliceData(p[i:]), int(l)), i + int(l)
 }
 
-// packFind returns the offsets of field's entry and of its value, or -1.
-func (h *Hash) packFind(field string) (entry, value int) {
-	for i := 0; i < len(h.pack); {
-		f, vi := packNext(h.pack, i)
-		_, next := packNext(h.pack, vi)
+// hashPackFind returns the offsets of field's entry and of its value in p, or -1.
+func hashPackFind(p []byte, field string) (entry, value int) {
+	for i := 0; i < len(p); {
+		f, vi := packNext(p, i)
+		_, next := packNext(p, vi)
 		if f == field {
 			return i, vi
 		}
@@ -73,11 +98,12 @@ func (h *Hash) packFind(field string) (entry, value int) {
 
 // Get returns field's value. The string aliases the hash: copy it before the hash changes.
 func (h *Hash) Get(field string) (string, bool) {
-	if h.table != nil {
-		return h.table.Get(field)
+	if t := h.table(); t != nil {
+		return t.Get(field)
 	}
-	if _, vi := h.packFind(field); vi >= 0 {
-		v, _ := packNext(h.pack, vi)
+	p, _ := h.val().Packed()
+	if _, vi := hashPackFind(p, field); vi >= 0 {
+		v, _ := packNext(p, vi)
 		return v, true
 	}
 	return "", false
@@ -88,65 +114,92 @@ func appendPacked(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// Set stores field = value and reports whether the field is new.
+// Set stores field = value and reports whether the field is new. Both are copied.
 func (h *Hash) Set(field, value string) bool {
-	if h.table == nil && (int64(len(field)) > maxPackValue.Load() || int64(len(value)) > maxPackValue.Load()) {
-		h.convert()
+	t := h.table()
+	if t == nil && (int64(len(field)) > maxPackValue.Load() || int64(len(value)) > maxPackValue.Load()) {
+		t = h.convert()
 	}
-	if h.table != nil {
-		return h.table.Set(field, value)
+	if t != nil {
+		return t.Set(field, value)
 	}
-	if ei, vi := h.packFind(field); ei >= 0 {
-		_, end := packNext(h.pack, vi)
-		// Splice the new value in place of the old one.
-		tail := append([]byte(nil), h.pack[end:]...)
-		h.pack = append(appendPacked(h.pack[:vi], value), tail...)
+	p, n := h.val().Packed()
+	if ei, vi := hashPackFind(p, field); ei >= 0 {
+		_, end := packNext(p, vi)
+		h.val().SetPacked(packSplice(p, vi, end, nil, value), n)
 		return false
 	}
-	if int64(h.n+1) > maxPackEntries.Load() {
-		h.convert()
-		return h.table.Set(field, value)
+	if int64(n+1) > maxPackEntries.Load() {
+		return h.convert().Set(field, value)
 	}
-	h.pack = appendPacked(appendPacked(h.pack, field), value)
-	h.n++
+	h.val().SetPacked(packSplice(p, len(p), len(p), nil, field, value), n+1)
 	return true
 }
 
-// convert moves a packed hash into a Table.
-func (h *Hash) convert() {
+// Reserve makes room for the packed fields and values in args before a command adds them
+// all (HSET with many pairs), so that the packed encoding is allocated once rather than once
+// per field: the room is exact when every field is new. It changes nothing else.
+func (h *Hash) Reserve(args [][]byte) {
+	p, n := h.val().Packed()
+	if h.table() != nil || int64(n+len(args)/2) > maxPackEntries.Load() {
+		return
+	}
+	need := len(p)
+	for _, a := range args {
+		need += uvarintLen(uint64(len(a))) + len(a)
+	}
+	if need <= cap(p) {
+		return
+	}
+	q := allocPack(need)[:len(p)]
+	copy(q, p)
+	h.val().SetPacked(q, n)
+}
+
+// Compact gives back what Reserve over-estimated once a command is done adding.
+func (h *Hash) Compact() {
+	if p, n := h.val().Packed(); h.table() == nil && wasteful(len(p), cap(p)) {
+		h.val().SetPacked(exactCopy(p), n)
+	}
+}
+
+// convert moves a packed hash into a Table and returns it.
+func (h *Hash) convert() *Table {
 	t := &Table{}
 	h.Each(func(f, v string) bool {
 		t.Set(f, v)
 		return true
 	})
-	h.table, h.pack, h.n = t, nil, 0
+	h.val().SetDirect(unsafe.Pointer(t))
+	return t
 }
 
 // Delete removes field and reports whether it was there.
 func (h *Hash) Delete(field string) bool {
-	if h.table != nil {
-		return h.table.Delete(field)
+	if t := h.table(); t != nil {
+		return t.Delete(field)
 	}
-	ei, vi := h.packFind(field)
+	p, n := h.val().Packed()
+	ei, vi := hashPackFind(p, field)
 	if ei < 0 {
 		return false
 	}
-	_, end := packNext(h.pack, vi)
-	h.pack = append(h.pack[:ei], h.pack[end:]...)
-	h.n--
+	_, end := packNext(p, vi)
+	h.val().SetPacked(packSplice(p, ei, end, nil), n-1)
 	return true
 }
 
 // Each calls fn for every pair, in the hash's order, until fn returns false. The strings
 // alias the hash.
 func (h *Hash) Each(fn func(field, value string) bool) {
-	if h.table != nil {
-		h.table.Each(fn)
+	if t := h.table(); t != nil {
+		t.Each(fn)
 		return
 	}
-	for i := 0; i < len(h.pack); {
-		f, vi := packNext(h.pack, i)
-		v, next := packNext(h.pack, vi)
+	p, _ := h.val().Packed()
+	for i := 0; i < len(p); {
+		f, vi := packNext(p, i)
+		v, next := packNext(p, vi)
 		if !fn(f, v) {
 			return
 		}
@@ -156,10 +209,10 @@ func (h *Hash) Each(fn func(field, value string) bool) {
 
 // Random returns a random pair.
 func (h *Hash) Random(rnd func(n uint64) uint64) (field, value string) {
-	if h.table != nil {
-		return h.table.Random(rnd)
+	if t := h.table(); t != nil {
+		return t.Random(rnd)
 	}
-	k := int(rnd(uint64(h.n)))
+	k := int(rnd(uint64(h.Len())))
 	h.Each(func(f, v string) bool {
 		field, value = f, v
 		k--
@@ -171,8 +224,8 @@ func (h *Hash) Random(rnd func(n uint64) uint64) (field, value string) {
 // Scan is HSCAN's step: a packed hash returns everything at once (cursor 0 next), as Redis
 // does for listpacks; a table walks its buckets.
 func (h *Hash) Scan(cursor uint64, fn func(field, value string)) uint64 {
-	if h.table != nil {
-		return h.table.Scan(cursor, fn)
+	if t := h.table(); t != nil {
+		return t.Scan(cursor, fn)
 	}
 	h.Each(func(f, v string) bool {
 		fn(f, v)
@@ -182,36 +235,46 @@ func (h *Hash) Scan(cursor uint64, fn func(field, value string)) uint64 {
 }
 
 // Packed reports whether the hash uses the small encoding.
-func (h *Hash) Packed() bool { return h.table == nil }
+func (h *Hash) Packed() bool { return h.table() == nil }
 
-// Clone implements store.Cloner.
+// Clone implements store.Cloner: a copy outside the keyspace.
 func (h *Hash) Clone() any {
-	if h.table != nil {
-		return &Hash{table: h.table.Clone()}
+	v := h.CloneValue()
+	return (*Hash)(&v)
+}
+
+// CloneValue implements store.ValueCloner: a copy sharing no memory with h.
+func (h *Hash) CloneValue() store.Value {
+	if t := h.table(); t != nil {
+		return store.DirectValue(store.KindHash, unsafe.Pointer(t.Clone()))
 	}
-	return &Hash{pack: append([]byte(nil), h.pack...), n: h.n}
+	p, n := h.val().Packed()
+	return store.PackedValue(store.KindHash, exactCopy(p), n)
 }
 
 // MemoryUsage implements MEMORY USAGE's estimate (every field is counted; samples is ignored).
+// A packed hash is its bytes alone: the value holds them without a struct.
 func (h *Hash) MemoryUsage(samples int) int64 {
-	if h.table != nil {
-		return 24 + h.table.Bytes()
+	if t := h.table(); t != nil {
+		return int64(unsafe.Sizeof(Table{})) + t.Bytes()
 	}
-	return 32 + int64(cap(h.pack))
+	p, _ := h.val().Packed()
+	return int64(cap(p))
 }
 
 // AppendPayload appends the hash's snapshot payload: uvarint count, then each field and value
 // as uvarint length and bytes (the packed form's layout, whatever the encoding).
 func (h *Hash) AppendPayload(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(h.Len()))
-	if h.table == nil {
-		return append(dst, h.pack...)
+	if t := h.table(); t != nil {
+		t.Each(func(f, v string) bool {
+			dst = appendPacked(appendPacked(dst, f), v)
+			return true
+		})
+		return dst
 	}
-	h.table.Each(func(f, v string) bool {
-		dst = appendPacked(appendPacked(dst, f), v)
-		return true
-	})
-	return dst
+	p, _ := h.val().Packed()
+	return append(dst, p...)
 }
 
 // ErrBadPayload is returned for a payload that does not decode.
@@ -225,6 +288,10 @@ func HashFromPayload(p []byte) (*Hash, error) {
 	}
 	p = p[k:]
 	h := NewHash()
+	if n <= uint64(maxPackEntries.Load()) {
+		q := allocPack(len(p))[:0] // the payload's strings are the packed layout: exact room
+		h.val().SetPacked(q, 0)
+	}
 	seen := 0
 	for i := 0; i < len(p); {
 		var f, v string
@@ -243,6 +310,7 @@ func HashFromPayload(p []byte) (*Hash, error) {
 	if uint64(seen) != n || seen == 0 {
 		return nil, ErrBadPayload
 	}
+	h.Compact()
 	return h, nil
 }
 
