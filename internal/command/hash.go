@@ -42,7 +42,7 @@ func hashCommands() []*Command {
 	hincrbyfloat := row("hincrbyfloat", 4, wf, "write", KSRW|KSAccess|KSUpdate, "2.6.0", "key field increment", "O(1)",
 		"Increment the float value of a hash field by the given amount", hincrbyfloatCommand)
 	hincrbyfloat.Doc = "Computed as INCRBYFLOAT computes it (80-bit extended precision, 17 decimals) and journaled as the HSET of the result."
-	return []*Command{
+	return append([]*Command{
 		row("hset", -4, wf, "write", KSRW|KSUpdate, "2.0.0", "key field value [field value ...]",
 			"O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
 			"Set the string value of a hash field", hsetCommand),
@@ -61,7 +61,7 @@ func hashCommands() []*Command {
 		row("hincrby", 4, wf, "write", KSRW|KSAccess|KSUpdate, "2.0.0", "key field increment", "O(1)",
 			"Increment the integer value of a hash field by the given number", hincrbyCommand),
 		hincrbyfloat, hrandfield, hscan,
-	}
+	}, hashTTLCommands()...)
 }
 
 // aclSpeed is a row's ACL speed category: fast commands are @fast, the rest @slow.
@@ -82,6 +82,9 @@ func hashRead(c *Ctx, key []byte) (e *store.Entry, h *types.Hash, ok bool) {
 		c.WrongType()
 		return nil, nil, false
 	}
+	if !expireHashFields(c, e) {
+		return nil, nil, true
+	}
 	return e, e.Val.Obj().(*types.Hash), true
 }
 
@@ -89,16 +92,18 @@ func hashRead(c *Ctx, key []byte) (e *store.Entry, h *types.Hash, ok bool) {
 // another type.
 func hashWrite(c *Ctx, key []byte, create bool) (e *store.Entry, h *types.Hash, ok bool) {
 	e = c.Lookup(key)
+	if e != nil && e.Val.Kind != store.KindHash {
+		c.WrongType()
+		return nil, nil, false
+	}
+	if e != nil && !expireHashFields(c, e) {
+		e = nil
+	}
 	if e == nil {
 		if !create {
 			return nil, nil, true
 		}
 		e = c.DB.Set(key, types.NewHashValue(), 0, false, c.Now)
-		return e, e.Val.Obj().(*types.Hash), true
-	}
-	if e.Val.Kind != store.KindHash {
-		c.WrongType()
-		return nil, nil, false
 	}
 	return e, e.Val.Obj().(*types.Hash), true
 }
@@ -335,7 +340,7 @@ func hashIncr(c *Ctx) {
 		return
 	}
 	cur += incr
-	h.Set(field, strconv.FormatInt(cur, 10))
+	h.SetKeepTTL(field, strconv.FormatInt(cur, 10)) // the field keeps its TTL, as in Redis 7.4
 	c.Dirty(1)
 	c.W.Int(cur)
 }
@@ -372,10 +377,11 @@ func hashIncrFloat(c *Ctx) {
 		return
 	}
 	b := formatLongDoubleHuman(value)
-	h.Set(field, string(b))
+	h.SetKeepTTL(field, string(b)) // the field keeps its TTL, as in Redis 7.4
 	c.Dirty(1)
 	if c.Store.Journal != nil {
 		c.Emit(c.DB.ID, effHSet, c.Args[1], c.Args[2], b)
+		emitKeepFieldTTL(c, h, c.Args[1], c.Args[2])
 	}
 	c.W.Bulk(b)
 }

@@ -309,7 +309,8 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 			if err != nil {
 				return stats, d.Corrupt(rec.Offset, "HASH: %v", err)
 			}
-			if rec.ExpireAt != 0 && now > rec.ExpireAt {
+			// Fields whose TTL passed are not loaded; a hash left with none is an expired key.
+			if h.ExpireFields(now, nil); h.Len() == 0 || (rec.ExpireAt != 0 && now > rec.ExpireAt) {
 				stats.Expired++
 				continue
 			}

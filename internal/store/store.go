@@ -87,13 +87,17 @@ type Value struct {
 	n uint32
 }
 
-// valueEnc says how an aggregate Value's ref is read.
+// valueEnc says how an aggregate Value's ref is read (its low two bits) and carries the type
+// package's variant of that encoding (the bits above, see Variant).
 type valueEnc uint8
 
 const (
 	encBox valueEnc = iota
 	encPacked
 	encDirect
+
+	encMask     valueEnc = 3
+	variantBits          = 2
 )
 
 // objBox holds an aggregate value behind Value.ref.
@@ -135,7 +139,15 @@ var inlineViews [KindStream + 1]func(v *Value) any
 func RegisterInline(k Kind, view func(v *Value) any) { inlineViews[k] = view }
 
 // IsPacked reports whether v holds a packed aggregate.
-func (v *Value) IsPacked() bool { return v.enc == encPacked && v.Kind != KindString }
+func (v *Value) IsPacked() bool { return v.enc&encMask == encPacked && v.Kind != KindString }
+
+// Variant returns the variant a type package gave its packed or direct value (0 unless it set
+// one): a small number telling layouts of one encoding apart, such as a packed hash whose
+// entries carry field TTLs. Copies, moves and clones of the Value keep it.
+func (v *Value) Variant() uint8 { return uint8(v.enc >> variantBits) }
+
+// SetVariant sets the variant (0 to 63); the encoding is kept.
+func (v *Value) SetVariant(x uint8) { v.enc = v.enc&encMask | valueEnc(x)<<variantBits }
 
 // Packed returns a packed aggregate's bytes and element count; nil and 0 for any other
 // value. The bytes belong to the value: change them only under the shard lock, and store
@@ -154,7 +166,7 @@ func (v *Value) Packed() ([]byte, int) {
 // SetPacked makes v (an aggregate, whose Kind is kept) hold b with n elements, taking
 // ownership of b. Packed encodings stay far below 4 GiB (Redis caps listpacks at 1 GiB).
 func (v *Value) SetPacked(b []byte, n int) {
-	v.enc, v.IsInt, v.Raw, v.n = encPacked, false, false, uint32(n)
+	v.enc, v.IsInt, v.Raw, v.n = v.enc&^encMask|encPacked, false, false, uint32(n)
 	if cap(b) == 0 {
 		v.ref, v.Int = nil, 0
 		return
@@ -165,15 +177,15 @@ func (v *Value) SetPacked(b []byte, n int) {
 
 // Direct returns a direct aggregate's structure, or nil.
 func (v *Value) Direct() unsafe.Pointer {
-	if v.enc != encDirect || v.Kind == KindString {
+	if v.enc&encMask != encDirect || v.Kind == KindString {
 		return nil
 	}
 	return v.ref
 }
 
-// SetDirect makes v (an aggregate, whose Kind is kept) point at structure p.
+// SetDirect makes v (an aggregate, whose Kind and variant are kept) point at structure p.
 func (v *Value) SetDirect(p unsafe.Pointer) {
-	v.enc, v.IsInt, v.Raw, v.n, v.Int, v.ref = encDirect, false, false, 0, 0, p
+	v.enc, v.IsInt, v.Raw, v.n, v.Int, v.ref = v.enc&^encMask|encDirect, false, false, 0, 0, p
 }
 
 // Bytes returns a raw string's bytes (nil for an integer-encoded string or an aggregate). The
@@ -206,7 +218,7 @@ func (v *Value) Obj() any {
 	if v.Kind == KindString || v.Raw {
 		return nil
 	}
-	if v.enc != encBox {
+	if v.enc&encMask != encBox {
 		return inlineViews[v.Kind](v)
 	}
 	if v.ref == nil {
@@ -280,8 +292,13 @@ type Shard struct {
 	mu    sync.Mutex
 	dict  dict
 	wheel wheel
-	// pending is the number of wheel registrations, read without the lock by the expiry cycle
-	// to skip idle shards.
+	// fields files the keys whose value has elements with their own expiry (hash fields with
+	// a TTL) by the second the earliest one is due, as wheel does keys; fieldAt is the second
+	// each such entry (by slab index) is filed at, which tells live registrations from stale.
+	fields  wheel
+	fieldAt map[int32]uint32
+	// pending is the number of wheel registrations (both wheels), read without the lock by the
+	// expiry cycle to skip idle shards.
 	pending atomic.Int64
 
 	// Counters, updated under the lock and summed by INFO.
@@ -318,6 +335,11 @@ type Store struct {
 	// OnExpire, when set, is called under the shard lock for each key the server deletes
 	// because it expired (lazily or actively); persistence and replication hook in here.
 	OnExpire func(db int, key string)
+
+	// OnFieldExpire, when set, is called under the shard lock for each element the server
+	// deletes from a value because the element expired (a hash field past its TTL), before the
+	// key itself goes if that emptied it; persistence journals it as HDEL key field.
+	OnFieldExpire func(db int, key, field string)
 
 	// Journal, when set, receives the effect of every write (internal/command/effects.go lists
 	// them). It is nil when nothing consumes effects, and writers then skip building them.
@@ -461,6 +483,14 @@ func (db *DB) Set(key []byte, v Value, expireAt int64, keepTTL bool, now int64) 
 	if !keepTTL {
 		s.setExpire(e, expireAt)
 	}
+	if v.Kind == KindHash {
+		// A hash with field TTLs (restored, copied, renamed) is filed for the active cycle.
+		if fe, ok := e.Val.Obj().(FieldExpirer); ok {
+			if at := fe.NextFieldExpiry(); at != 0 {
+				s.watchFields(e, at)
+			}
+		}
+	}
 	return e
 }
 
@@ -482,6 +512,14 @@ func (db *DB) Delete(key []byte, now int64) bool {
 // Remove deletes an entry obtained from Lookup. Caller holds the lock.
 func (db *DB) Remove(e *Entry) {
 	s := &db.shards[db.store.ShardIndex(keyBytes(e.Key()))]
+	s.remove(e)
+}
+
+// remove unlinks e from the table and from the field wheel's bookkeeping.
+func (s *Shard) remove(e *Entry) {
+	if s.fieldAt != nil {
+		delete(s.fieldAt, e.self)
+	}
 	s.dict.remove(e)
 }
 
@@ -501,7 +539,7 @@ func (db *DB) expire(s *Shard, e *Entry) {
 	if f := db.store.OnExpire; f != nil {
 		f(db.ID, e.Key())
 	}
-	s.dict.remove(e)
+	s.remove(e)
 }
 
 // Keys returns the number of keys in db, including expired keys not yet reclaimed, as Redis's
@@ -552,6 +590,7 @@ func (db *DB) Flush() {
 func (s *Shard) reset() {
 	s.dict = dict{}
 	s.wheel = wheel{}
+	s.fields, s.fieldAt = wheel{}, nil
 	s.pending.Store(0)
 }
 
@@ -559,6 +598,8 @@ func (s *Shard) reset() {
 func (s *Shard) SwapWith(o *Shard) {
 	s.dict, o.dict = o.dict, s.dict
 	s.wheel, o.wheel = o.wheel, s.wheel
+	s.fields, o.fields = o.fields, s.fields
+	s.fieldAt, o.fieldAt = o.fieldAt, s.fieldAt
 	p := s.pending.Load()
 	s.pending.Store(o.pending.Load())
 	o.pending.Store(p)

@@ -78,3 +78,11 @@ func exactCopy(p []byte) []byte {
 	copy(out, p)
 	return out
 }
+
+// unaliased returns s, or a copy of it when its bytes lie inside p (which is about to change).
+func unaliased(p []byte, s string) string {
+	if overlaps(p, s) {
+		return string([]byte(s))
+	}
+	return s
+}
