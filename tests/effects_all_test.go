@@ -53,7 +53,7 @@ var effectCommands = map[string]bool{
 	"COPY": true, "MOVE": true, "PERSIST": true, "PEXPIREAT": true, "FLUSHDB": true,
 	"FLUSHALL": true, "SWAPDB": true, "MULTI": true, "EXEC": true,
 	"RATELIMIT.CREATE": true, "RATELIMIT.SETSTATE": true, "RATELIMIT.RESET": true, "RATELIMIT.DROP": true,
-	"HSET": true, "HMSET": true, "HDEL": true, "HINCRBY": true,
+	"HSET": true, "HMSET": true, "HDEL": true, "HINCRBY": true, "HPEXPIREAT": true, "HPERSIST": true,
 	"SADD": true, "SREM": true, "SMOVE": true, "SINTERSTORE": true, "SUNIONSTORE": true, "SDIFFSTORE": true,
 	"ZADD": true, "ZREM": true, "ZREMRANGEBYRANK": true, "ZREMRANGEBYSCORE": true, "ZREMRANGEBYLEX": true,
 	"ZRANGESTORE": true, "ZUNIONSTORE": true, "ZINTERSTORE": true, "ZDIFFSTORE": true,
@@ -84,6 +84,10 @@ func checkTimeFree(t *testing.T, effects []store.Effect) {
 			}
 		case "MULTI", "EXEC":
 			require.Len(t, e.Args, 1)
+		case "HPEXPIREAT":
+			// HPEXPIREAT key abs-ms FIELDS n field...: no NX/XX/GT/LT.
+			require.GreaterOrEqual(t, len(e.Args), 6, "%q", effectString(e))
+			require.Equal(t, "FIELDS", string(e.Args[3]), "%q", effectString(e))
 		}
 		switch {
 		case strings.HasPrefix(name, "RATELIMIT."):
@@ -155,7 +159,8 @@ func dbState(t *testing.T, c *redis.Conn, db int) (keys []string, dbsize int64) 
 			require.NoError(t, err)
 			pairs := make([]string, 0, len(m))
 			for f, v := range m {
-				pairs = append(pairs, fmt.Sprintf("%q=%q", f, v))
+				at := c.Do(ctx, "HPEXPIRETIME", k, "FIELDS", 1, f).Val()
+				pairs = append(pairs, fmt.Sprintf("%q=%q@%v", f, v, at))
 			}
 			sort.Strings(pairs)
 			val = strings.Join(pairs, " ")
@@ -379,7 +384,30 @@ func (w *workload) command(inMulti bool) []any {
 		case 42:
 			return []any{"HSETNX", w.pick("h0", "h1", k), w.pick("a", "b", "e"), w.value()}
 		case 43:
-			return []any{"HDEL", w.pick("h0", "h1", k), w.pick("a", "b"), w.pick("c", "d", "e")}
+			h := w.pick("h0", "h1", k)
+			switch w.rng.IntN(4) {
+			case 0:
+				// Field TTLs (Redis 7.4): relative and absolute, with or without a condition,
+				// some already past (they delete the fields).
+				cmd := []any{w.pick("HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT"), h}
+				switch cmd[0] {
+				case "HEXPIRE":
+					cmd = append(cmd, w.n(0, 3))
+				case "HPEXPIRE":
+					cmd = append(cmd, w.n(0, 3000))
+				case "HEXPIREAT":
+					cmd = append(cmd, w.now/1000+int64(w.n(-1, 3)))
+				default:
+					cmd = append(cmd, w.now+int64(w.n(-500, 3000)))
+				}
+				if w.rng.IntN(2) == 0 {
+					cmd = append(cmd, w.pick("NX", "XX", "GT", "LT"))
+				}
+				return append(cmd, "FIELDS", 2, w.pick("a", "b"), w.pick("c", "d", "e"))
+			case 1:
+				return []any{"HPERSIST", h, "FIELDS", 1, w.pick("a", "b", "c")}
+			}
+			return []any{"HDEL", h, w.pick("a", "b"), w.pick("c", "d", "e")}
 		case 44:
 			return []any{"HINCRBY", w.pick("h0", "h1", k), w.pick("n", "a"), w.n(-5, 5)}
 		case 45:
@@ -724,6 +752,22 @@ func TestEffectsOfEachWrite(t *testing.T) {
 	expect(one("0: ZREM zz n m"), "ZPOPMIN", "zz", 2)
 	expect(one("0: ZREM zz o"), "ZMPOP", 2, "nokey", "zz", "MAX", "COUNT", 5)
 	expect(none, "ZPOPMAX", "zz")
+
+	// Hash field TTLs journal absolute times of the fields they set, HDEL of those a past time
+	// deleted; HINCRBYFLOAT's HSET restates the TTL it keeps; expired fields go as HDEL.
+	expect(one("0: HSET hf a 1 b 2 c 3"), "HSET", "hf", "a", 1, "b", 2, "c", 3)
+	expect(one("0: HPEXPIREAT hf "+ms(10000)+" FIELDS 2 a b"), "HEXPIRE", "hf", 10, "FIELDS", 3, "a", "b", "nope")
+	expect(none, "HPEXPIRE", "hf", 5000, "GT", "FIELDS", 2, "a", "b")
+	expect(one("0: HPEXPIREAT hf "+ms(20000)+" FIELDS 1 b"), "HPEXPIRE", "hf", 20000, "GT", "FIELDS", 2, "b", "c")
+	expect(none, "HEXPIRE", "hf", 5, "NX", "FIELDS", 1, "a")
+	expect(one("0: HDEL hf c"), "HEXPIREAT", "hf", now/1000-1, "LT", "FIELDS", 1, "c")
+	expect([]string{"0: HSET hf a 2.5", "0: HPEXPIREAT hf " + ms(10000) + " FIELDS 1 a"}, "HINCRBYFLOAT", "hf", "a", "1.5")
+	expect(one("0: HPERSIST hf FIELDS 1 b"), "HPERSIST", "hf", "FIELDS", 1, "b")
+	expect(none, "HPERSIST", "hf", "FIELDS", 1, "b")
+	expect(none, "DEBUG", "CLOCK", "ADVANCE", 10001)
+	now += 10001
+	expect(one("0: HDEL hf a"), "HGET", "hf", "a")
+	expect(one("0: HDEL hf b"), "HDEL", "hf", "b")
 
 	// Keyspace commands across databases keep their arguments and the selected database.
 	require.NoError(t, c.Do(ctx, "SELECT", 1).Err())

@@ -201,11 +201,16 @@ func suiteCmd(ctx context.Context, args []string) error {
 	keyspace := fs.Uint64("keyspace", 1_000_000, "keys drawn from")
 	mem := fs.String("mem", "1000000,10000000", "key counts for bytes per key (empty: skip)")
 	snap := fs.Int64("snapshot-keys", 1_000_000, "keys for the BGSAVE latency case (0: skip)")
+	agg := fs.Int64("aggregate-keys", 200_000, "keys per kind for the memory per small hash, set, sorted set and list (0: skip)")
+	aggOnly := fs.Bool("aggregates-only", false, "measure only the small aggregates' memory and merge it into the results read by -from (default: out's results.json)")
 	many := fs.String("conns", "1000,10000", "connection counts of the many-connections cases (empty: skip)")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	from := fs.String("from", "", "rewrite the report from this results.json instead of running")
 	fs.Parse(args)
 	var res *bench.Results
+	if *aggOnly && *from == "" {
+		*from = filepath.Join(*out, "benchmarks", "results.json")
+	}
 	if *from != "" {
 		b, err := os.ReadFile(*from)
 		if err != nil {
@@ -215,9 +220,16 @@ func suiteCmd(ctx context.Context, args []string) error {
 		if err := json.Unmarshal(b, res); err != nil {
 			return err
 		}
+		if *aggOnly {
+			rows, err := bench.RunAggregateMemory(ctx, bench.SuiteConfig{HotKVBin: *hotkv, RedisBin: *redisBin, AggregateKeys: *agg, Log: os.Stderr})
+			if err != nil {
+				return err
+			}
+			res.Aggregates = rows
+		}
 	} else {
 		cfg := bench.SuiteConfig{HotKVBin: *hotkv, RedisBin: *redisBin, Rounds: *rounds, Duration: *dur, Warmup: *warm,
-			Keyspace: *keyspace, SnapshotKeys: *snap, Log: os.Stderr}
+			Keyspace: *keyspace, SnapshotKeys: *snap, AggregateKeys: *agg, Log: os.Stderr}
 		for _, f := range splitList(*mem) {
 			var n int64
 			fmt.Sscan(f, &n)
@@ -238,7 +250,7 @@ func suiteCmd(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if *from == "" {
+	if *from == "" || *aggOnly {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
 			return err

@@ -84,6 +84,9 @@ func (r *Results) Targets() []Target {
 			add("bytes per live GCRA key at 1M keys (used_memory)", "≤ 0.75", m.used, m.used <= 0.75)
 		}
 	}
+	for _, a := range r.aggRatios() {
+		add(fmt.Sprintf("bytes per small %s (8 elements, %s keys, used_memory)", aggNames[a.kind], kfmt(float64(a.keys))), "≤ 1.0", a.used, a.used <= 1.0)
+	}
 	for _, op := range []string{"BGSAVE", "BGREWRITEAOF"} {
 		if v := r.snapRatio(op, NameHotKV); v > 0 {
 			add(fmt.Sprintf("p99 during a %s of %s keys / p99 without (persistence issue)", op, kfmt(float64(r.Snapshot[0].Keys))), "≤ 3.0", v, v <= 3.0)
@@ -121,6 +124,30 @@ func (r *Results) memRatios() []memRatio {
 		for _, b := range r.Memory {
 			if b.Server == NameRedis && b.Keys == a.Keys {
 				out = append(out, memRatio{a.Keys, a.BytesPerKey / b.BytesPerKey, a.RSSPerKey / b.RSSPerKey})
+			}
+		}
+	}
+	return out
+}
+
+// aggNames name the aggregate kinds in the report.
+var aggNames = map[string]string{"hash": "hash", "set": "set", "zset": "sorted set", "list": "list"}
+
+type aggRatio struct {
+	kind      string
+	keys      int64
+	used, rss float64
+}
+
+func (r *Results) aggRatios() []aggRatio {
+	var out []aggRatio
+	for _, a := range r.Aggregates {
+		if a.Server != NameHotKV {
+			continue
+		}
+		for _, b := range r.Aggregates {
+			if b.Server == NameRedis && b.Kind == a.Kind && b.Keys == a.Keys {
+				out = append(out, aggRatio{a.Kind, a.Keys, a.BytesPerKey / b.BytesPerKey, a.RSSPerKey / b.RSSPerKey})
 			}
 		}
 	}
@@ -209,6 +236,24 @@ func (r *Results) Markdown(findings string) string {
 		}
 	}
 
+	if len(r.Aggregates) > 0 {
+		b.WriteString("\n## Memory per small aggregate\n\nThe data-types issue's bar: memory per small hash, set and sorted set at or below Redis's. Each key gets eight short elements in one command, the same on both servers (`hotkv-bench memory -kind hash|set|zset|list`, [internal/bench/memory.go](../internal/bench/memory.go)): `HSET h:N f1 value-1 ... f8 value-8`, `SADD s:N member-1 ... member-8`, `ZADD z:N 1 member-1 ... 8 member-8`, `RPUSH l:N item-1 ... item-8`. Growth of `used_memory` and `used_memory_rss` after `MEMORY PURGE`, divided by the key count. OBJECT ENCODING is the same on both: listpack for the hash and the sorted set, hashtable for the set of strings, quicklist for the list.\n\n")
+		b.WriteString("| value | keys | HotKV bytes/key | Redis bytes/key | HotKV/Redis (used_memory) | HotKV/Redis (RSS) |\n| --- | --- | --- | --- | --- | --- |\n")
+		for _, a := range r.aggRatios() {
+			var hk, rd float64
+			for _, row := range r.Aggregates {
+				if row.Kind == a.kind && row.Keys == a.keys {
+					if row.Server == NameHotKV {
+						hk = row.BytesPerKey
+					} else if row.Server == NameRedis {
+						rd = row.BytesPerKey
+					}
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | **%.2f** | %.2f |\n", aggNames[a.kind], kfmt(float64(a.keys)), hk, rd, a.used, a.rss)
+		}
+	}
+
 	b.WriteString("\n## Cores: HotKV with GOMAXPROCS=1 and with all cores\n\n| workload | pipeline | GOMAXPROCS=1 | all cores | all / 1 | Redis |\n| --- | --- | --- | --- | --- | --- |\n")
 	for i := range r.Cases {
 		c := &r.Cases[i]
@@ -248,9 +293,10 @@ func ExistingFindings(path string) string {
 	if err != nil {
 		return ""
 	}
+	// The heading on a line of its own: the report's preamble quotes it too.
 	s := string(b)
-	if i := strings.Index(s, FindingsHeading); i >= 0 {
-		return s[i:]
+	if i := strings.Index(s, "\n"+FindingsHeading+"\n"); i >= 0 {
+		return s[i+1:]
 	}
 	return ""
 }

@@ -21,6 +21,8 @@ type SuiteConfig struct {
 	Keyspace uint64
 	// MemKeys are the key counts of the memory measurement (1M and 10M by default).
 	MemKeys []int64
+	// AggregateKeys is the key count of the small-aggregate memory measurement (0 skips it).
+	AggregateKeys int64
 	// SnapshotKeys is the key count of the BGSAVE latency measurement (0 skips it).
 	SnapshotKeys int64
 	// SnapshotDuration is the length of each BGSAVE latency run (8 s when zero).
@@ -73,6 +75,19 @@ type MemRow struct {
 	FillSeconds float64 `json:"fill_seconds"`
 }
 
+// AggRow is one server's memory per small aggregate of one kind (AggregateMemory).
+type AggRow struct {
+	Kind        string  `json:"kind"`
+	Server      string  `json:"server"`
+	Keys        int64   `json:"keys"`
+	BytesPerKey float64 `json:"bytes_per_key"`
+	RSSPerKey   float64 `json:"rss_per_key"`
+	FillSeconds float64 `json:"fill_seconds"`
+}
+
+// AggregateKinds are the kinds the suite measures, in report order.
+var AggregateKinds = []string{"hash", "set", "zset", "list"}
+
 // SnapRow is one server's BGSAVE latency measurement.
 type SnapRow struct {
 	// Op is BGSAVE or BGREWRITEAOF.
@@ -91,15 +106,17 @@ type SnapRow struct {
 
 // Results is everything a suite run measured, the input of the report.
 type Results struct {
-	Started  time.Time    `json:"started"`
-	Seconds  float64      `json:"seconds"`
-	Machine  Machine      `json:"machine"`
-	Config   string       `json:"config"`
-	Servers  []string     `json:"servers"`
-	Cases    []CaseResult `json:"cases"`
-	Latency  []CaseResult `json:"latency"`
-	Memory   []MemRow     `json:"memory"`
-	Snapshot []SnapRow    `json:"snapshot"`
+	Started time.Time    `json:"started"`
+	Seconds float64      `json:"seconds"`
+	Machine Machine      `json:"machine"`
+	Config  string       `json:"config"`
+	Servers []string     `json:"servers"`
+	Cases   []CaseResult `json:"cases"`
+	Latency []CaseResult `json:"latency"`
+	Memory  []MemRow     `json:"memory"`
+	// Aggregates is the memory per small hash, set, sorted set and list.
+	Aggregates []AggRow  `json:"aggregates,omitempty"`
+	Snapshot   []SnapRow `json:"snapshot"`
 }
 
 // Server names in Results.
@@ -217,6 +234,12 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Results, error) {
 		}
 	}
 
+	if cfg.AggregateKeys > 0 {
+		if res.Aggregates, err = cfg.aggregateMemory(ctx, hk, rd); err != nil {
+			return nil, err
+		}
+	}
+
 	if cfg.SnapshotKeys > 0 {
 		// Offer a quarter of the slower server's unpipelined SET rate, the same to both, over
 		// 50 connections: each then has a request due about every 2 ms, well above a round trip,
@@ -270,6 +293,38 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Results, error) {
 	}
 	res.Seconds = time.Since(res.Started).Seconds()
 	return res, nil
+}
+
+// aggregateMemory measures AggregateKeys small aggregates of each kind on both servers.
+func (cfg *SuiteConfig) aggregateMemory(ctx context.Context, procs ...*Proc) ([]AggRow, error) {
+	var rows []AggRow
+	for _, kind := range AggregateKinds {
+		for _, p := range procs {
+			cfg.logf("memory: %d small %s keys on %s", cfg.AggregateKeys, kind, p.Name)
+			m, err := AggregateMemory(ctx, p.Addr, kind, cfg.AggregateKeys)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, AggRow{Kind: kind, Server: p.Name, Keys: cfg.AggregateKeys, BytesPerKey: m.BytesPerKey(), RSSPerKey: m.RSSPerKey(), FillSeconds: m.FillTime.Seconds()})
+		}
+	}
+	return rows, nil
+}
+
+// RunAggregateMemory starts HotKV and Redis and runs only the small-aggregate memory section
+// of the suite, for updating that section of a report without the whole run.
+func RunAggregateMemory(ctx context.Context, cfg SuiteConfig) ([]AggRow, error) {
+	hk, err := StartHotKV(ctx, NameHotKV, cfg.HotKVBin, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer hk.Stop()
+	rd, err := StartRedis(ctx, NameRedis, cfg.RedisBin)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Stop()
+	return cfg.aggregateMemory(ctx, hk, rd)
 }
 
 // runCase runs one case Rounds times on each server, in turn. An error reply fails the suite:

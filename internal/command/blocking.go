@@ -156,8 +156,7 @@ func (c *Ctx) serveMove(db *store.DB, src []byte, e *store.Entry, l *types.List,
 	if de != nil {
 		dl = de.Val.Obj().(*types.List) // the source itself when they are one key: a rotation
 	} else {
-		dl = types.NewList()
-		db.Set(b.dst, store.ObjValue(store.KindList, dl), 0, false, c.Now)
+		dl = db.Set(b.dst, types.NewListValue(), 0, false, c.Now).Val.Obj().(*types.List)
 	}
 	if b.toLeft {
 		dl.PushLeft(v)

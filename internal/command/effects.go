@@ -84,7 +84,14 @@ import (
 //	EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT       PEXPIREAT key abs-ms (NX/XX/GT/LT dropped), or
 //	                                           DEL key when the time is not in the future
 //	INCRBYFLOAT                                SET key new-value KEEPTTL
-//	HINCRBYFLOAT                               HSET key field new-value
+//	HINCRBYFLOAT                               HSET key field new-value, then HPEXPIREAT key ms
+//	                                           FIELDS 1 field when the field has a TTL (HSET
+//	                                           would clear it; HINCRBYFLOAT keeps it)
+//	HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT   HPEXPIREAT key abs-ms FIELDS n field... of the
+//	                                           fields whose TTL it set (conditions dropped), or
+//	                                           HDEL key field... of those a time not in the
+//	                                           future deleted
+//	HPERSIST                                   argv
 //	GCRA.LIMIT, CL.THROTTLE                    SET key TAT PXAT ceil_ms(TAT) when allowed
 //	                                           (ratelimit.go: storeTAT); denials nothing
 //	GCRA.RESET                                 DEL of the keys it deleted
@@ -95,7 +102,8 @@ import (
 //	                                           and the totals (store.Limiter.Check); denials nothing
 //
 // Expiry: a key deleted because it expired, lazily on access or by the active cycle, is
-// journaled as DEL key in its database (JournalExpiries): the primary decides. The effects
+// journaled as DEL key in its database (JournalExpiries): the primary decides. A hash field
+// that expired is journaled as HDEL key field the same way. The effects
 // rely on it: whoever replays them should not expire keys by its own clock meanwhile (Redis
 // does not while loading its AOF, and its replicas wait for the primary's DEL), or should run
 // at the primary's time (the Raft batches carry it), since a key the primary still saw live
@@ -270,6 +278,21 @@ func JournalExpiries(st *store.Store) {
 				now = st.Clock.NowMs()
 			}
 			j.Append(store.Effect{DB: db, Args: [][]byte{buf[:len(effDel):len(effDel)], buf[len(effDel):]}, Time: now})
+		}
+	}
+	// Hash fields that expired (lazily or actively) go the same way, as HDEL key field; the
+	// HDEL of a hash's last field deletes it on replay too.
+	prevField := st.OnFieldExpire
+	st.OnFieldExpire = func(db int, key, field string) {
+		if prevField != nil {
+			prevField(db, key, field)
+		}
+		if j := st.Journal; j != nil {
+			var now int64
+			if st.Clock != nil {
+				now = st.Clock.NowMs()
+			}
+			j.Append(store.Effect{DB: db, Args: [][]byte{effHDel, []byte(key), []byte(field)}, Time: now})
 		}
 	}
 }

@@ -16,7 +16,7 @@ var (
 		"append", "setrange", "setbit", "bitop", "bitfield", "incr", "decr", "incrby", "decrby",
 		"mset", "getset", "del", "unlink", "rename", "renamenx", "copy", "move", "persist",
 		"flushdb", "flushall", "swapdb",
-		"hset", "hmset", "hdel", "hincrby",
+		"hset", "hmset", "hdel", "hincrby", "hpersist",
 		"sadd", "srem", "smove", "sinterstore", "sunionstore", "sdiffstore",
 		"zadd", "zrem", "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zrangestore",
 		"zunionstore", "zinterstore", "zdiffstore",
@@ -28,6 +28,7 @@ var (
 	emittedEffect = []string{
 		"set", "setnx", "msetnx", "setex", "psetex", "getex", "getdel",
 		"expire", "pexpire", "expireat", "pexpireat", "incrbyfloat", "hsetnx", "hincrbyfloat", "spop", "lmpop",
+		"hexpire", "hpexpire", "hexpireat", "hpexpireat",
 		"blpop", "brpop", "blmpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "bzmpop",
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
 		"pfadd", "pfmerge", "pfdebug", "sort", "restore",

@@ -3,6 +3,7 @@ package command
 import (
 	"math/rand/v2"
 	"strconv"
+	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -41,7 +42,7 @@ func hashCommands() []*Command {
 	hincrbyfloat := row("hincrbyfloat", 4, wf, "write", KSRW|KSAccess|KSUpdate, "2.6.0", "key field increment", "O(1)",
 		"Increment the float value of a hash field by the given amount", hincrbyfloatCommand)
 	hincrbyfloat.Doc = "Computed as INCRBYFLOAT computes it (80-bit extended precision, 17 decimals) and journaled as the HSET of the result."
-	return []*Command{
+	return append([]*Command{
 		row("hset", -4, wf, "write", KSRW|KSUpdate, "2.0.0", "key field value [field value ...]",
 			"O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
 			"Set the string value of a hash field", hsetCommand),
@@ -60,7 +61,7 @@ func hashCommands() []*Command {
 		row("hincrby", 4, wf, "write", KSRW|KSAccess|KSUpdate, "2.0.0", "key field increment", "O(1)",
 			"Increment the integer value of a hash field by the given number", hincrbyCommand),
 		hincrbyfloat, hrandfield, hscan,
-	}
+	}, hashTTLCommands()...)
 }
 
 // aclSpeed is a row's ACL speed category: fast commands are @fast, the rest @slow.
@@ -81,6 +82,9 @@ func hashRead(c *Ctx, key []byte) (e *store.Entry, h *types.Hash, ok bool) {
 		c.WrongType()
 		return nil, nil, false
 	}
+	if !expireHashFields(c, e) {
+		return nil, nil, true
+	}
 	return e, e.Val.Obj().(*types.Hash), true
 }
 
@@ -88,19 +92,28 @@ func hashRead(c *Ctx, key []byte) (e *store.Entry, h *types.Hash, ok bool) {
 // another type.
 func hashWrite(c *Ctx, key []byte, create bool) (e *store.Entry, h *types.Hash, ok bool) {
 	e = c.Lookup(key)
+	if e != nil && e.Val.Kind != store.KindHash {
+		c.WrongType()
+		return nil, nil, false
+	}
+	if e != nil && !expireHashFields(c, e) {
+		e = nil
+	}
 	if e == nil {
 		if !create {
 			return nil, nil, true
 		}
-		h = types.NewHash()
-		return c.DB.Set(key, store.ObjValue(store.KindHash, h), 0, false, c.Now), h, true
-	}
-	if e.Val.Kind != store.KindHash {
-		c.WrongType()
-		return nil, nil, false
+		e = c.DB.Set(key, types.NewHashValue(), 0, false, c.Now)
 	}
 	return e, e.Val.Obj().(*types.Hash), true
 }
+
+// argStr views a command argument as a string without copying, for the types' methods that
+// copy whatever they keep (Hash.Set, ZSet.Set, Set.Add, List pushes). The string is valid only
+// while the command runs (the reader reuses its buffer). Besides saving a copy, it keeps
+// short-lived tiny strings out of the allocator's 16-byte blocks, where one would share a
+// block with a key's name and keep it half empty for as long as the key lives.
+func argStr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // removeIfEmpty deletes a hash key whose last field went, as Redis never keeps empty
 // aggregates.
@@ -119,12 +132,16 @@ func hsetCommand(c *Ctx) {
 	if !ok {
 		return
 	}
+	if len(c.Args) > 4 {
+		h.Reserve(c.Args[2:])
+	}
 	created := 0
 	for i := 2; i < len(c.Args); i += 2 {
-		if h.Set(string(c.Args[i]), string(c.Args[i+1])) {
+		if h.Set(argStr(c.Args[i]), argStr(c.Args[i+1])) {
 			created++
 		}
 	}
+	h.Compact()
 	c.Dirty(int64(len(c.Args)-2) / 2)
 	c.W.Int(int64(created))
 }
@@ -139,7 +156,7 @@ func hmsetCommand(c *Ctx) {
 		return
 	}
 	for i := 2; i < len(c.Args); i += 2 {
-		h.Set(string(c.Args[i]), string(c.Args[i+1]))
+		h.Set(argStr(c.Args[i]), argStr(c.Args[i+1]))
 	}
 	c.Dirty(int64(len(c.Args)-2) / 2)
 	c.W.OK()
@@ -323,7 +340,7 @@ func hashIncr(c *Ctx) {
 		return
 	}
 	cur += incr
-	h.Set(field, strconv.FormatInt(cur, 10))
+	h.SetKeepTTL(field, strconv.FormatInt(cur, 10)) // the field keeps its TTL, as in Redis 7.4
 	c.Dirty(1)
 	c.W.Int(cur)
 }
@@ -360,10 +377,11 @@ func hashIncrFloat(c *Ctx) {
 		return
 	}
 	b := formatLongDoubleHuman(value)
-	h.Set(field, string(b))
+	h.SetKeepTTL(field, string(b)) // the field keeps its TTL, as in Redis 7.4
 	c.Dirty(1)
 	if c.Store.Journal != nil {
 		c.Emit(c.DB.ID, effHSet, c.Args[1], c.Args[2], b)
+		emitKeepFieldTTL(c, h, c.Args[1], c.Args[2])
 	}
 	c.W.Bulk(b)
 }

@@ -115,9 +115,8 @@ func listWrite(c *Ctx, key []byte) (*store.Entry, *types.List, bool) {
 }
 
 func newList(c *Ctx, key []byte) *types.List {
-	l := types.NewList()
-	c.DB.Set(key, store.ObjValue(store.KindList, l), 0, false, c.Now)
-	return l
+	e := c.DB.Set(key, types.NewListValue(), 0, false, c.Now)
+	return e.Val.Obj().(*types.List)
 }
 
 func push(c *Ctx, left, mustExist bool) {
@@ -134,9 +133,9 @@ func push(c *Ctx, left, mustExist bool) {
 	}
 	for _, v := range c.Args[2:] {
 		if left {
-			l.PushLeft(string(v))
+			l.PushLeft(argStr(v))
 		} else {
-			l.PushRight(string(v))
+			l.PushRight(argStr(v))
 		}
 	}
 	c.Dirty(int64(len(c.Args) - 2))
@@ -262,8 +261,13 @@ func lrangeCommand(c *Ctx) {
 	}
 	from, to := listRange(start, stop, l.Len())
 	c.W.Array(to - from)
-	for i := from; i < to; i++ {
-		c.W.BulkString(l.Index(i))
+	left := to - from
+	if left > 0 {
+		l.Range(from, func(v string) bool {
+			c.W.BulkString(v)
+			left--
+			return left > 0
+		})
 	}
 }
 
@@ -335,11 +339,17 @@ func linsertCommand(c *Ctx) {
 		return
 	}
 	pivot := string(c.Args[3])
-	for i := range l.Len() {
-		if l.Index(i) != pivot {
-			continue
+	found, i := -1, 0
+	l.Range(0, func(v string) bool {
+		if v == pivot {
+			found = i
+			return false
 		}
-		at := i
+		i++
+		return true
+	})
+	if found >= 0 {
+		at := found
 		if after {
 			at++
 		}
@@ -501,20 +511,30 @@ func lposCommand(c *Ctx) {
 		}
 	}
 	n := l.Len()
-	for step := 0; step < n && int64(len(matches)) < want; step++ {
-		if maxlen > 0 && int64(step) >= maxlen {
-			break
+	step := 0
+	visit := func(v string) bool {
+		if int64(len(matches)) >= want || (maxlen > 0 && int64(step) >= maxlen) {
+			return false
 		}
 		i := step
 		if rank < 0 {
 			i = n - 1 - step
 		}
-		if l.Index(i) == target {
+		step++
+		if v == target {
 			if skip > 0 {
 				skip--
-				continue
+				return true
 			}
 			matches = append(matches, int64(i))
+		}
+		return true
+	}
+	if n > 0 {
+		if rank < 0 {
+			l.RangeRev(n-1, visit)
+		} else {
+			l.Range(0, visit)
 		}
 	}
 	if count < 0 {

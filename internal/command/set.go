@@ -147,17 +147,17 @@ func setWrite(c *Ctx, key []byte) (e *store.Entry, s *types.Set, ok bool) {
 
 // newSetKey stores a new empty set at key, which must be missing.
 func newSetKey(c *Ctx, key []byte) *types.Set {
-	s := types.NewSet()
-	c.DB.Set(key, store.ObjValue(store.KindSet, s), 0, false, c.Now)
-	return s
+	e := c.DB.Set(key, types.NewSetValue(), 0, false, c.Now)
+	return e.Val.Obj().(*types.Set)
 }
 
 // replySetMembers writes s's members as the elements of an aggregate already started.
 func replySetMembers(c *Ctx, s *types.Set) {
 	if s.IsIntset() {
-		for _, n := range s.Ints() {
+		s.EachInt(func(n int64) bool {
 			c.W.BulkInt(n)
-		}
+			return true
+		})
 		return
 	}
 	s.Each(func(m string) bool {
@@ -176,7 +176,7 @@ func saddCommand(c *Ctx) {
 	}
 	added := 0
 	for _, m := range c.Args[2:] {
-		if s.Add(string(m)) {
+		if s.Add(argStr(m)) {
 			added++
 		}
 	}
@@ -423,7 +423,7 @@ func spopWithCount(c *Ctx) {
 			s.Remove(m)
 		}
 		popped = s.Members()
-		c.DB.Set(c.Args[1], store.ObjValue(store.KindSet, kept), 0, true, c.Now)
+		c.DB.Set(c.Args[1], kept.Value(), 0, true, c.Now)
 	}
 	c.Dirty(count)
 	if c.Store.Journal != nil {
@@ -502,7 +502,7 @@ func storeSetResult(c *Ctx, dst []byte, result *types.Set) {
 		c.W.Int(0)
 		return
 	}
-	c.DB.Set(dst, store.ObjValue(store.KindSet, result), 0, false, c.Now)
+	c.DB.Set(dst, result.Value(), 0, false, c.Now)
 	c.Dirty(1)
 	c.W.Int(int64(result.Len()))
 }

@@ -176,7 +176,7 @@ func zsetStore(c *Ctx, key []byte, z *types.ZSet) {
 		c.W.Int(0)
 		return
 	}
-	c.DB.Set(key, store.ObjValue(store.KindZSet, z), 0, false, c.Now)
+	c.DB.Set(key, z.Value(), 0, false, c.Now)
 	c.Dirty(1)
 	c.markReady(key)
 	c.W.Int(int64(z.Len()))
@@ -525,7 +525,7 @@ options:
 	var score float64
 	if z != nil {
 		for j := range scores {
-			member := string(c.Args[scoreIdx+2*j+1])
+			member := argStr(c.Args[scoreIdx+2*j+1])
 			score = scores[j]
 			cur, exists := z.Score(member)
 			switch {
@@ -556,7 +556,7 @@ options:
 		}
 	}
 	if created && z.Len() > 0 {
-		c.DB.Set(key, store.ObjValue(store.KindZSet, z), 0, false, c.Now)
+		c.DB.Set(key, z.Value(), 0, false, c.Now)
 	}
 	c.Dirty(int64(added + updated))
 	if added > 0 {

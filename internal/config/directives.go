@@ -54,11 +54,11 @@ func Directives() []*Directive {
 		{Name: "zset-max-listpack-value", Aliases: []string{"zset-max-ziplist-value"}, Type: Int, Default: "64", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "data types",
 			Doc: "Longest member, in bytes, a sorted set may hold and keep its compact encoding."},
 		{Name: "set-max-intset-entries", Type: Int, Default: "512", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "data types",
-			Doc: "Most members a set whose members are all integers keeps in its compact encoding (OBJECT ENCODING `intset`: a sorted array of 64-bit integers, listed in numeric order). A set that grows past it, or gets a member that is not an integer, becomes a hash table (`hashtable`) and stays one. Values above 2^30 count as 2^30, as in Redis."},
+			Doc: "Most members a set whose members are all integers keeps in its compact encoding (OBJECT ENCODING `intset`: a sorted array of 2-, 4- or 8-byte integers, as narrow as its members allow, listed in numeric order). A set that grows past it, or gets a member that is not an integer, becomes a hash table (`hashtable`) and stays one. Values above 2^30 count as 2^30, as in Redis."},
 		{Name: "hll-sparse-max-bytes", Type: Memory, Default: "3000", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "data types",
 			Doc: "Longest a HyperLogLog may grow in its sparse encoding (run-length opcodes, compact while few registers are set). An update that would take it past this turns it dense (12304 bytes, fixed), and it stays dense. Redis's default and format: the bytes are the same as Redis's for the same setting."},
 		{Name: "list-max-listpack-size", Aliases: []string{"list-max-ziplist-size"}, Type: Int, Default: "-2", Min: -(1 << 31), Max: 1<<31 - 1, Mutable: true, Group: "data types",
-			Doc: "Redis's quicklist node size. Accepted for compatibility and reported by CONFIG GET; HotKV keeps a list in one ring buffer, so it changes nothing."},
+			Doc: "Redis's quicklist node size (negative: -1 to -5 for 4 to 64 KiB; positive: a number of elements). A list that fits one such node is kept packed (one allocation, a few bytes per element); a longer one becomes a ring buffer of elements and stays one. OBJECT ENCODING says `quicklist` either way, as Redis 7.0 does."},
 		{Name: "list-compress-depth", Type: Int, Default: "0", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "data types",
 			Doc: "Redis's quicklist compression depth. Accepted for compatibility and reported by CONFIG GET; HotKV does not compress lists, so it changes nothing."},
 		// Rate limiting (spec/RATELIMIT.md §9)

@@ -528,6 +528,47 @@ func TestHashRoundTrip(t *testing.T) {
 	}
 }
 
+// Field TTLs survive a snapshot; fields that expired by load time are not loaded, and a hash
+// left with none is not either.
+func TestHashFieldTTLRoundTrip(t *testing.T) {
+	for _, tableEnc := range []bool{false, true} {
+		st := store.New(1, 4, clock.NewFake(0))
+		mixed := types.NewHash()
+		for i := range map[bool]int{false: 3, true: 200}[tableEnc] {
+			mixed.Set(fmt.Sprintf("f%d", i), "v")
+		}
+		mixed.SetFieldExpiry("f0", 1000)
+		mixed.SetFieldExpiry("f1", 5000)
+		gone := types.NewHash()
+		gone.Set("x", "1")
+		gone.SetFieldExpiry("x", 1500)
+		st.DB(0).Set([]byte("mixed"), mixed.Value(), 0, false, 0)
+		st.DB(0).Set([]byte("gone"), gone.Value(), 0, false, 0)
+		var buf bytes.Buffer
+		if _, err := Write(&buf, st, SaveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		st2 := store.New(1, 4, clock.NewFake(2000))
+		stats, err := Load(bytes.NewReader(buf.Bytes()), "dump.hkv", st2, LoadOptions{Now: func() int64 { return 2000 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st2.DB(0).Lookup([]byte("gone"), 2000) != nil || stats.Expired != 1 {
+			t.Fatalf("table=%v: a hash whose fields all expired was loaded (expired %d)", tableEnc, stats.Expired)
+		}
+		h := st2.DB(0).Lookup([]byte("mixed"), 2000).Val.Obj().(*types.Hash)
+		if _, ok := h.Get("f0"); ok {
+			t.Fatalf("table=%v: the expired field was loaded", tableEnc)
+		}
+		if at, ok := h.FieldExpiry("f1"); !ok || at != 5000 {
+			t.Fatalf("table=%v: f1 expiry %d %v", tableEnc, at, ok)
+		}
+		if at, ok := h.FieldExpiry("f2"); !ok || at != 0 {
+			t.Fatalf("table=%v: f2 expiry %d %v", tableEnc, at, ok)
+		}
+	}
+}
+
 // FuzzDecode feeds arbitrary bytes to the loader: it must return an error or load, never
 // panic, hang or allocate without bound.
 func FuzzDecode(f *testing.F) {

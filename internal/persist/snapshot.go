@@ -262,7 +262,7 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				stats.Expired++
 				continue
 			}
-			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindList, l), rec.ExpireAt, now) {
+			if !st.DB(rec.DB).Restore(rec.Key, l.Value(), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++
@@ -279,7 +279,7 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				stats.Expired++
 				continue
 			}
-			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindSet, s), rec.ExpireAt, now) {
+			if !st.DB(rec.DB).Restore(rec.Key, s.Value(), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++
@@ -296,7 +296,7 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				stats.Expired++
 				continue
 			}
-			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindZSet, z), rec.ExpireAt, now) {
+			if !st.DB(rec.DB).Restore(rec.Key, z.Value(), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++
@@ -309,11 +309,12 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 			if err != nil {
 				return stats, d.Corrupt(rec.Offset, "HASH: %v", err)
 			}
-			if rec.ExpireAt != 0 && now > rec.ExpireAt {
+			// Fields whose TTL passed are not loaded; a hash left with none is an expired key.
+			if h.ExpireFields(now, nil); h.Len() == 0 || (rec.ExpireAt != 0 && now > rec.ExpireAt) {
 				stats.Expired++
 				continue
 			}
-			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindHash, h), rec.ExpireAt, now) {
+			if !st.DB(rec.DB).Restore(rec.Key, h.Value(), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++

@@ -170,6 +170,8 @@ func (s *Server) applyConfig(name, value string) {
 		types.SetIntsetLimit(n)
 	case "hll-sparse-max-bytes":
 		hll.SetSparseMaxBytes(n)
+	case "list-max-listpack-size":
+		types.SetListPackLimit(n)
 	case "save":
 		s.setSavePoints(value)
 	case "appendfsync":

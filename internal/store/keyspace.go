@@ -7,13 +7,20 @@ import "bytes"
 // write to one key would show through the other.
 type Cloner interface{ Clone() any }
 
+// ValueCloner is implemented by the views of packed and direct values (RegisterInline): their
+// copy is a whole Value, not something to box.
+type ValueCloner interface{ CloneValue() Value }
+
 // CloneValue returns a copy of v that shares no mutable memory with it, for COPY. String bytes
-// are copied; an Obj is duplicated through Cloner. An Obj that does not implement Cloner is
+// are copied; an Obj is duplicated through ValueCloner or Cloner. An Obj that does not implement Cloner is
 // shared as is, which is only correct for immutable values: every mutable aggregate type must
 // implement Cloner.
 func CloneValue(v Value) Value {
 	if b := v.Bytes(); b != nil {
 		return BytesValue(bytes.Clone(b))
+	}
+	if cl, ok := v.Obj().(ValueCloner); ok {
+		return cl.CloneValue()
 	}
 	if cl, ok := v.Obj().(Cloner); ok {
 		return ObjValue(v.Kind, cl.Clone())

@@ -58,9 +58,22 @@ func (k Kind) TypeName() string {
 //
 // Strings that are canonical integers are kept in Int (Redis's "int" encoding) so INCR and
 // GCRA state updates never allocate. Other strings keep their bytes behind ref, with the
-// length and capacity packed into Int. Aggregate types keep their structure behind ref too,
-// boxed so that it can be any Go type. Use the accessors; only IsInt and Int are meant to be
+// length and capacity packed into Int. Use the accessors; only IsInt and Int are meant to be
 // read directly (and Int only when IsInt).
+//
+// Aggregates are held one of three ways (enc):
+//   - boxed (ObjValue): ref points at a box holding any Go value; Obj returns it. Any type
+//     can live here, at the cost of the box and the value's own structure.
+//   - packed (PackedValue): ref, Int and n hold a byte string and an element count in the
+//     kind's small encoding (Redis's listpack and intset). The Value is the whole aggregate:
+//     a small hash costs the entry, the key and one exact-size allocation of packed bytes, as
+//     in Redis, with no box or struct in between.
+//   - direct (DirectValue): ref points straight at the kind's large structure, without a box.
+//
+// Packed and direct values belong to a type package that registered a view for the kind
+// (RegisterInline); Obj hands out that view, a typed pointer to the Value itself, so
+// e.Val.Obj().(*types.Hash) works whatever the encoding, and changes made through the view
+// change the entry in place.
 type Value struct {
 	Int   int64
 	ref   unsafe.Pointer
@@ -69,7 +82,23 @@ type Value struct {
 	// Raw marks a string changed in place (APPEND, SETRANGE, SETBIT ...): Redis reports those
 	// as "raw" in OBJECT ENCODING even when short. It lives in padding and costs nothing.
 	Raw bool
+	enc valueEnc
+	// n is a packed aggregate's element count; it, too, fills padding.
+	n uint32
 }
+
+// valueEnc says how an aggregate Value's ref is read (its low two bits) and carries the type
+// package's variant of that encoding (the bits above, see Variant).
+type valueEnc uint8
+
+const (
+	encBox valueEnc = iota
+	encPacked
+	encDirect
+
+	encMask     valueEnc = 3
+	variantBits          = 2
+)
 
 // objBox holds an aggregate value behind Value.ref.
 type objBox struct{ v any }
@@ -81,9 +110,82 @@ func BytesValue(b []byte) Value {
 	return v
 }
 
-// ObjValue is an aggregate value of kind k holding o.
+// ObjValue is an aggregate value of kind k holding o, boxed. Types without a registered
+// inline view (streams, HyperLogLogs ...) live this way; Obj returns o.
 func ObjValue(k Kind, o any) Value {
 	return Value{Kind: k, ref: unsafe.Pointer(&objBox{v: o})}
+}
+
+// PackedValue is an aggregate of kind k held as b (owned by the value from now on) with n
+// elements, in the small encoding of the type package that registered kind k's view.
+func PackedValue(k Kind, b []byte, n int) Value {
+	v := Value{Kind: k}
+	v.SetPacked(b, n)
+	return v
+}
+
+// DirectValue is an aggregate of kind k whose large structure p belongs to the type package
+// that registered kind k's view.
+func DirectValue(k Kind, p unsafe.Pointer) Value {
+	return Value{Kind: k, ref: p, enc: encDirect}
+}
+
+// inlineViews are the registered views of packed and direct values, by kind.
+var inlineViews [KindStream + 1]func(v *Value) any
+
+// RegisterInline makes view the way Obj presents packed and direct values of kind k: it
+// must return a pointer type whose pointer is v, so that changes through it land in v. Type
+// packages register at init, before any such value exists.
+func RegisterInline(k Kind, view func(v *Value) any) { inlineViews[k] = view }
+
+// IsPacked reports whether v holds a packed aggregate.
+func (v *Value) IsPacked() bool { return v.enc&encMask == encPacked && v.Kind != KindString }
+
+// Variant returns the variant a type package gave its packed or direct value (0 unless it set
+// one): a small number telling layouts of one encoding apart, such as a packed hash whose
+// entries carry field TTLs. Copies, moves and clones of the Value keep it.
+func (v *Value) Variant() uint8 { return uint8(v.enc >> variantBits) }
+
+// SetVariant sets the variant (0 to 63); the encoding is kept.
+func (v *Value) SetVariant(x uint8) { v.enc = v.enc&encMask | valueEnc(x)<<variantBits }
+
+// Packed returns a packed aggregate's bytes and element count; nil and 0 for any other
+// value. The bytes belong to the value: change them only under the shard lock, and store
+// them back with SetPacked when their length, capacity or count changes.
+func (v *Value) Packed() ([]byte, int) {
+	if !v.IsPacked() {
+		return nil, 0
+	}
+	n, c := int(uint32(v.Int)), int(uint32(v.Int>>32))
+	if c == 0 {
+		return nil, int(v.n)
+	}
+	return unsafe.Slice((*byte)(v.ref), c)[:n], int(v.n)
+}
+
+// SetPacked makes v (an aggregate, whose Kind is kept) hold b with n elements, taking
+// ownership of b. Packed encodings stay far below 4 GiB (Redis caps listpacks at 1 GiB).
+func (v *Value) SetPacked(b []byte, n int) {
+	v.enc, v.IsInt, v.Raw, v.n = v.enc&^encMask|encPacked, false, false, uint32(n)
+	if cap(b) == 0 {
+		v.ref, v.Int = nil, 0
+		return
+	}
+	v.ref = unsafe.Pointer(unsafe.SliceData(b))
+	v.Int = int64(uint32(len(b))) | int64(uint32(cap(b)))<<32
+}
+
+// Direct returns a direct aggregate's structure, or nil.
+func (v *Value) Direct() unsafe.Pointer {
+	if v.enc&encMask != encDirect || v.Kind == KindString {
+		return nil
+	}
+	return v.ref
+}
+
+// SetDirect makes v (an aggregate, whose Kind and variant are kept) point at structure p.
+func (v *Value) SetDirect(p unsafe.Pointer) {
+	v.enc, v.IsInt, v.Raw, v.n, v.Int, v.ref = v.enc&^encMask|encDirect, false, false, 0, 0, p
 }
 
 // Bytes returns a raw string's bytes (nil for an integer-encoded string or an aggregate). The
@@ -101,6 +203,7 @@ func (v *Value) Bytes() []byte {
 func (v *Value) SetBytes(b []byte) {
 	v.Kind = KindString
 	v.IsInt = false
+	v.enc, v.n = encBox, 0
 	if cap(b) == 0 {
 		v.ref, v.Int = nil, 0
 		return
@@ -109,9 +212,16 @@ func (v *Value) SetBytes(b []byte) {
 	v.Int = int64(uint32(len(b))) | int64(uint32(cap(b)))<<32
 }
 
-// Obj returns an aggregate's structure, or nil for strings.
+// Obj returns an aggregate's structure (for a packed or direct value, its type's view of v
+// itself), or nil for strings.
 func (v *Value) Obj() any {
-	if v.Kind == KindString || v.ref == nil || v.Raw {
+	if v.Kind == KindString || v.Raw {
+		return nil
+	}
+	if v.enc&encMask != encBox {
+		return inlineViews[v.Kind](v)
+	}
+	if v.ref == nil {
 		return nil
 	}
 	return (*objBox)(v.ref).v
@@ -182,8 +292,13 @@ type Shard struct {
 	mu    sync.Mutex
 	dict  dict
 	wheel wheel
-	// pending is the number of wheel registrations, read without the lock by the expiry cycle
-	// to skip idle shards.
+	// fields files the keys whose value has elements with their own expiry (hash fields with
+	// a TTL) by the second the earliest one is due, as wheel does keys; fieldAt is the second
+	// each such entry (by slab index) is filed at, which tells live registrations from stale.
+	fields  wheel
+	fieldAt map[int32]uint32
+	// pending is the number of wheel registrations (both wheels), read without the lock by the
+	// expiry cycle to skip idle shards.
 	pending atomic.Int64
 
 	// Counters, updated under the lock and summed by INFO.
@@ -222,6 +337,11 @@ type Store struct {
 	// OnExpire, when set, is called under the shard lock for each key the server deletes
 	// because it expired (lazily or actively); persistence and replication hook in here.
 	OnExpire func(db int, key string)
+
+	// OnFieldExpire, when set, is called under the shard lock for each element the server
+	// deletes from a value because the element expired (a hash field past its TTL), before the
+	// key itself goes if that emptied it; persistence journals it as HDEL key field.
+	OnFieldExpire func(db int, key, field string)
 
 	// Journal, when set, receives the effect of every write (internal/command/effects.go lists
 	// them). It is nil when nothing consumes effects, and writers then skip building them.
@@ -376,6 +496,14 @@ func (db *DB) Set(key []byte, v Value, expireAt int64, keepTTL bool, now int64) 
 	if !keepTTL {
 		s.setExpire(e, expireAt)
 	}
+	if v.Kind == KindHash {
+		// A hash with field TTLs (restored, copied, renamed) is filed for the active cycle.
+		if fe, ok := e.Val.Obj().(FieldExpirer); ok {
+			if at := fe.NextFieldExpiry(); at != 0 {
+				s.watchFields(e, at)
+			}
+		}
+	}
 	return e
 }
 
@@ -397,6 +525,14 @@ func (db *DB) Delete(key []byte, now int64) bool {
 // Remove deletes an entry obtained from Lookup. Caller holds the lock.
 func (db *DB) Remove(e *Entry) {
 	s := &db.shards[db.store.ShardIndex(keyBytes(e.Key()))]
+	s.remove(e)
+}
+
+// remove unlinks e from the table and from the field wheel's bookkeeping.
+func (s *Shard) remove(e *Entry) {
+	if s.fieldAt != nil {
+		delete(s.fieldAt, e.self)
+	}
 	s.dict.remove(e)
 }
 
@@ -418,11 +554,11 @@ func (db *DB) expire(s *Shard, e *Entry) {
 	}
 	if db.store.Watches.Any() {
 		key := []byte(e.Key()) // copied: the entry's key bytes go with it
-		s.dict.remove(e)
+		s.remove(e)
 		db.store.Watches.Touch(db, key)
 		return
 	}
-	s.dict.remove(e)
+	s.remove(e)
 }
 
 // Keys returns the number of keys in db, including expired keys not yet reclaimed, as Redis's
@@ -473,6 +609,7 @@ func (db *DB) Flush() {
 func (s *Shard) reset() {
 	s.dict = dict{}
 	s.wheel = wheel{}
+	s.fields, s.fieldAt = wheel{}, nil
 	s.pending.Store(0)
 }
 
@@ -480,6 +617,8 @@ func (s *Shard) reset() {
 func (s *Shard) SwapWith(o *Shard) {
 	s.dict, o.dict = o.dict, s.dict
 	s.wheel, o.wheel = o.wheel, s.wheel
+	s.fields, o.fields = o.fields, s.fields
+	s.fieldAt, o.fieldAt = o.fieldAt, s.fieldAt
 	p := s.pending.Load()
 	s.pending.Store(o.pending.Load())
 	o.pending.Store(p)

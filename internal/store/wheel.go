@@ -158,10 +158,11 @@ func (st *Store) ActiveExpire(ctx context.Context, period, budget time.Duration,
 					}
 					s.Lock()
 					ex, del := db.expireStep(s, now, stepKeys)
+					fex, fdel := db.fieldStep(s, now, stepKeys)
 					s.Unlock()
-					examined += ex
-					deleted += del
-					if ex == stepKeys {
+					examined += ex + fex
+					deleted += del + fdel
+					if ex == stepKeys || fex == stepKeys {
 						more = true
 					}
 				}
@@ -201,9 +202,10 @@ func (st *Store) ExpireNow() int {
 			for s.pending.Load() > 0 {
 				s.Lock()
 				ex, del := db.expireStep(s, now, 1024)
+				fex, fdel := db.fieldStep(s, now, 1024)
 				s.Unlock()
-				total += del
-				if ex < 1024 {
+				total += del + fdel
+				if ex < 1024 && fex < 1024 {
 					break
 				}
 			}

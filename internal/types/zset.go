@@ -5,33 +5,45 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/hotkv/hotkv/internal/store"
 )
 
-// ZSet is a Redis sorted set: members ordered by score, then by member bytes. Like Redis 7.0
-// it has two encodings, which OBJECT ENCODING reports:
+// ZSet is a Redis sorted set: members ordered by score, then by member bytes. It is defined
+// as a store.Value, so that a keyspace entry's value is the set itself (as Hash is). Like
+// Redis 7.0 it has two encodings, which OBJECT ENCODING reports:
 //
-//   - "listpack" while small: one packed byte string of entries in order, each an 8-byte
-//     little-endian score then the member as a uvarint length and bytes. Every operation scans
-//     it linearly, as Redis does its listpack; a score of -0 is kept as 0, as Redis's listpack
-//     (which stores scores as text) does.
+//   - "listpack" while small: the value holds one packed byte string of entries in order and
+//     the member count. An entry is its score, then the member as a uvarint length and bytes.
+//     A score that is an integer of at most 2^53 in magnitude is a uvarint of its zigzag form
+//     shifted left once (1 byte up to ±63, as Redis's listpack stores integer scores as
+//     integers); any other score is the byte 1 then its 8 IEEE 754 bytes, little endian.
+//     Every operation scans it linearly, as Redis does its listpack; a score of -0 is kept as
+//     0, as Redis's listpack (which stores scores as text) does.
 //   - "skiplist" past zset-max-listpack-entries members, or once a member is longer than
-//     zset-max-listpack-value bytes (see SetZSetPackLimits): a Table from member to score (its
-//     8 bytes as the value), which answers ZSCORE in O(1) and gives ZSCAN its cursor, plus a
-//     skip list with spans, Redis's own structure, for O(log N) ranks and ranges. The skip
-//     list's nodes share the member bytes of the Table's entries.
+//     zset-max-listpack-value bytes (see SetZSetPackLimits): the value points at a Table from
+//     member to score (its 8 bytes as the value), which answers ZSCORE in O(1) and gives ZSCAN
+//     its cursor, plus a skip list with spans, Redis's own structure, for O(log N) ranks and
+//     ranges. The skip list's nodes share the member bytes of the Table's entries.
 //
 // A sorted set never converts back while it lives (Redis does not either); a snapshot reload
 // builds it again, small ones packed, as Redis's RDB loading does.
 //
 // Strings passed to callbacks and returned alias the set: copy them before changing the set.
-type ZSet struct {
-	pack []byte // the small encoding; nil once big
-	n    int    // entries in pack
+type ZSet store.Value
+
+// zsetBig is the skip list encoding.
+type zsetBig struct {
 	dict *Table
 	zsl  *skiplist
+}
+
+func init() {
+	store.RegisterInline(store.KindZSet, func(v *store.Value) any { return (*ZSet)(v) })
 }
 
 // Limits of the packed encoding, zset-max-listpack-entries and zset-max-listpack-value
@@ -53,8 +65,11 @@ func ZSetFitsPack(n, maxLen int) bool {
 	return int64(n) <= maxZPackEntries.Load() && int64(maxLen) <= maxZPackValue.Load()
 }
 
-// NewZSet returns an empty sorted set (packed).
-func NewZSet() *ZSet { return &ZSet{} }
+// NewZSet returns an empty sorted set (packed), outside the keyspace.
+func NewZSet() *ZSet {
+	v := store.PackedValue(store.KindZSet, nil, 0)
+	return (*ZSet)(&v)
+}
 
 // NewZSetFor returns an empty sorted set in the encoding a set of n members, the longest maxLen
 // bytes, ends up in when Redis builds it whole and converts it afterwards if small (ZUNIONSTORE
@@ -62,29 +77,40 @@ func NewZSet() *ZSet { return &ZSet{} }
 // packed set member by member, a skip list built this way keeps scores of -0.
 func NewZSetFor(n, maxLen int) *ZSet {
 	if ZSetFitsPack(n, maxLen) {
-		return &ZSet{}
+		return NewZSet()
 	}
-	return &ZSet{dict: &Table{}, zsl: newSkiplist()}
+	v := store.DirectValue(store.KindZSet, unsafe.Pointer(&zsetBig{dict: &Table{}, zsl: newSkiplist()}))
+	return (*ZSet)(&v)
 }
+
+// Value returns the set as a value to store in the keyspace. Its memory goes with it: do not
+// use z afterwards (use the stored entry's Obj()).
+func (z *ZSet) Value() store.Value { return store.Value(*z) }
+
+func (z *ZSet) val() *store.Value { return (*store.Value)(z) }
+
+// big returns the skip list encoding, or nil while packed.
+func (z *ZSet) big() *zsetBig { return (*zsetBig)(z.val().Direct()) }
 
 // Len is the number of members.
 func (z *ZSet) Len() int {
-	if z.zsl != nil {
-		return z.zsl.length
+	if b := z.big(); b != nil {
+		return b.zsl.length
 	}
-	return z.n
+	_, n := z.val().Packed()
+	return n
 }
 
 // Encoding is OBJECT ENCODING's answer.
 func (z *ZSet) Encoding() string {
-	if z.zsl != nil {
+	if z.big() != nil {
 		return "skiplist"
 	}
 	return "listpack"
 }
 
 // Packed reports whether the set uses the small encoding.
-func (z *ZSet) Packed() bool { return z.zsl == nil }
+func (z *ZSet) Packed() bool { return z.big() == nil }
 
 // ---- ranges ----
 
@@ -173,27 +199,47 @@ func zless(s1 float64, m1 string, s2 float64, m2 string) bool {
 
 // ---- the packed encoding ----
 
+// maxExactInt is the largest magnitude of the integer scores packed as integers: every
+// integer up to it is exactly a float64, so the score comes back bit for bit.
+const maxExactInt = 1 << 53
+
+// appendZScore appends a packed score (see ZSet).
+func appendZScore(dst []byte, score float64) []byte {
+	if score == math.Trunc(score) && math.Abs(score) <= maxExactInt {
+		i := int64(score) // -0 becomes 0, as Redis's listpack keeps it
+		zz := uint64(i<<1) ^ uint64(i>>63)
+		return binary.AppendUvarint(dst, zz<<1)
+	}
+	dst = append(dst, 1)
+	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(score))
+}
+
 // zpNext decodes the entry at p[i:], returning it and the offset of the next one.
 func zpNext(p []byte, i int) (member string, score float64, next int) {
-	score = math.Float64frombits(binary.LittleEndian.Uint64(p[i:]))
-	l, n := binary.Uvarint(p[i+8:])
-	j := i + 8 + n
+	t, n := binary.Uvarint(p[i:])
+	i += n
+	if t&1 == 0 {
+		zz := t >> 1
+		score = float64(int64(zz>>1) ^ -int64(zz&1))
+	} else {
+		score = math.Float64frombits(binary.LittleEndian.Uint64(p[i:]))
+		i += 8
+	}
+	l, n := binary.Uvarint(p[i:])
+	j := i + n
 	return unsafe.String(unsafe.SliceData(p[j:]), int(l)), score, j + int(l)
 }
 
-func appendZEntry(dst []byte, member string, score float64) []byte {
-	if score == 0 {
-		score = 0 // -0 is stored as 0, as Redis's listpack does
-	}
-	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(score))
-	dst = binary.AppendUvarint(dst, uint64(len(member)))
-	return append(dst, member...)
+// zpEntry splices (member, score) into p at [from, to), returning the new bytes.
+func zpSplice(p []byte, from, to int, member string, score float64) []byte {
+	var buf [9]byte
+	return packSplice(p, from, to, appendZScore(buf[:0], score), member)
 }
 
 // packFind returns member's entry offset (-1 when missing), its score and the next offset.
-func (z *ZSet) packFind(member string) (off int, score float64, next int) {
-	for i := 0; i < len(z.pack); {
-		m, s, nx := zpNext(z.pack, i)
+func zpFind(p []byte, member string) (off int, score float64, next int) {
+	for i := 0; i < len(p); {
+		m, s, nx := zpNext(p, i)
 		if m == member {
 			return i, s, nx
 		}
@@ -202,59 +248,68 @@ func (z *ZSet) packFind(member string) (off int, score float64, next int) {
 	return -1, 0, 0
 }
 
+// zpInsertAt returns the offset where (member, score) belongs in p's order.
+func zpInsertAt(p []byte, member string, score float64) int {
+	for i := 0; i < len(p); {
+		m, s, nx := zpNext(p, i)
+		if zless(score, member, s, m) {
+			return i
+		}
+		i = nx
+	}
+	return len(p)
+}
+
+// zpInsertAtSkip is zpInsertAt over p without the entry at skip: the offset, in p, of the
+// first other entry that (member, score) sorts before.
+func zpInsertAtSkip(p []byte, member string, score float64, skip int) int {
+	for i := 0; i < len(p); {
+		m, s, nx := zpNext(p, i)
+		if i != skip && zless(score, member, s, m) {
+			return i
+		}
+		i = nx
+	}
+	return len(p)
+}
+
 // packInsert inserts a new entry at its place in the order.
 func (z *ZSet) packInsert(member string, score float64) {
 	if score == 0 {
 		score = 0
 	}
-	at := len(z.pack)
-	for i := 0; i < len(z.pack); {
-		m, s, nx := zpNext(z.pack, i)
-		if zless(score, member, s, m) {
-			at = i
-			break
-		}
-		i = nx
-	}
-	if at == len(z.pack) {
-		z.pack = appendZEntry(z.pack, member, score)
-	} else {
-		entry := appendZEntry(make([]byte, 0, 8+binary.MaxVarintLen64+len(member)), member, score)
-		z.pack = append(z.pack, entry...) // grow
-		copy(z.pack[at+len(entry):], z.pack[at:len(z.pack)-len(entry)])
-		copy(z.pack[at:], entry)
-	}
-	z.n++
+	p, n := z.val().Packed()
+	at := zpInsertAt(p, member, score)
+	z.val().SetPacked(zpSplice(p, at, at, member, score), n+1)
 }
 
-func (z *ZSet) packDelete(off, next int) {
-	z.pack = append(z.pack[:off], z.pack[next:]...)
-	z.n--
-	if z.n == 0 {
-		z.pack = nil
-	}
+// packDeleteRange removes the entries in p[off:next], k of them.
+func (z *ZSet) packDeleteRange(off, next, k int) {
+	p, n := z.val().Packed()
+	z.val().SetPacked(packSplice(p, off, next, nil), n-k)
 }
 
 // packOffsets returns the offsets of the first k entries.
-func (z *ZSet) packOffsets(k int) []int {
+func packOffsets(p []byte, k int) []int {
 	out := make([]int, 0, k)
-	for i := 0; i < len(z.pack) && len(out) < k; {
+	for i := 0; i < len(p) && len(out) < k; {
 		out = append(out, i)
-		_, _, i = zpNext(z.pack, i)
+		_, _, i = zpNext(p, i)
 	}
 	return out
 }
 
-// convert moves a packed set into the skip list encoding.
-func (z *ZSet) convert() {
-	z.dict, z.zsl = &Table{}, newSkiplist()
-	pack := z.pack
-	z.pack, z.n = nil, 0
-	for i := 0; i < len(pack); {
-		m, s, nx := zpNext(pack, i)
-		z.slInsert(m, s)
+// convert moves a packed set into the skip list encoding and returns it.
+func (z *ZSet) convert() *zsetBig {
+	p, _ := z.val().Packed()
+	b := &zsetBig{dict: &Table{}, zsl: newSkiplist()}
+	for i := 0; i < len(p); {
+		m, s, nx := zpNext(p, i)
+		b.insert(m, s)
 		i = nx
 	}
+	z.val().SetDirect(unsafe.Pointer(b))
+	return b
 }
 
 // ---- the skip list encoding's member index ----
@@ -275,27 +330,28 @@ func scoreOf(v string) float64 {
 	return math.Float64frombits(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(v), 8)))
 }
 
-// slInsert adds a new member to the dict and the skip list, which shares the dict's copy of
+// insert adds a new member to the dict and the skip list, which shares the dict's copy of
 // the member.
-func (z *ZSet) slInsert(member string, score float64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], math.Float64bits(score))
-	z.dict.Set(member, unsafe.String(&b[0], 8))
-	s := z.dict.find(member, hashOf(member))
-	z.zsl.insert(score, s.field())
+func (b *zsetBig) insert(member string, score float64) {
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], math.Float64bits(score))
+	b.dict.Set(member, unsafe.String(&buf[0], 8))
+	s := b.dict.find(member, hashOf(member))
+	b.zsl.insert(score, s.field())
 }
 
 // ---- operations ----
 
 // Score returns member's score.
 func (z *ZSet) Score(member string) (float64, bool) {
-	if z.zsl != nil {
-		if s := z.dict.find(member, hashOf(member)); s != nil {
+	if b := z.big(); b != nil {
+		if s := b.dict.find(member, hashOf(member)); s != nil {
 			return slotScore(s), true
 		}
 		return 0, false
 	}
-	if off, s, _ := z.packFind(member); off >= 0 {
+	p, _ := z.val().Packed()
+	if off, s, _ := zpFind(p, member); off >= 0 {
 		return s, true
 	}
 	return 0, false
@@ -303,60 +359,76 @@ func (z *ZSet) Score(member string) (float64, bool) {
 
 // Set adds member with score, or moves an existing member to score, and reports whether the
 // member is new. score must not be NaN. A packed set converts when the new member would make
-// it too large, as Redis's zsetAdd checks before inserting.
+// it too large, as Redis's zsetAdd checks before inserting. The member is copied.
 func (z *ZSet) Set(member string, score float64) bool {
-	if z.zsl == nil {
-		if off, cur, next := z.packFind(member); off >= 0 {
+	b := z.big()
+	if b == nil {
+		p, n := z.val().Packed()
+		if off, cur, next := zpFind(p, member); off >= 0 {
 			if cur != score {
+				if score == 0 {
+					score = 0
+				}
+				// In place when the new score keeps the member between the same neighbours
+				// (zpSplice copies member first if it aliases the entry it replaces),
+				// otherwise removed and inserted again.
+				if zpInsertAtSkip(p, member, score, off) == next {
+					z.val().SetPacked(zpSplice(p, off, next, member, score), n)
+					return false
+				}
 				m := strings.Clone(member) // member may alias the entry being removed
-				z.packDelete(off, next)
+				z.packDeleteRange(off, next, 1)
 				z.packInsert(m, score)
 			}
 			return false
 		}
-		if int64(z.n+1) <= maxZPackEntries.Load() && int64(len(member)) <= maxZPackValue.Load() {
+		if int64(n+1) <= maxZPackEntries.Load() && int64(len(member)) <= maxZPackValue.Load() {
 			z.packInsert(member, score)
 			return true
 		}
-		z.convert()
+		b = z.convert()
 	}
-	if s := z.dict.find(member, hashOf(member)); s != nil {
+	if s := b.dict.find(member, hashOf(member)); s != nil {
 		if cur := slotScore(s); cur != score {
-			z.zsl.updateScore(cur, s.field(), score)
+			b.zsl.updateScore(cur, s.field(), score)
 			setSlotScore(s, score)
 		}
 		return false
 	}
-	z.slInsert(member, score)
+	b.insert(member, score)
 	return true
 }
 
 // Delete removes member and reports whether it was there.
 func (z *ZSet) Delete(member string) bool {
-	if z.zsl == nil {
-		off, _, next := z.packFind(member)
+	b := z.big()
+	if b == nil {
+		p, _ := z.val().Packed()
+		off, _, next := zpFind(p, member)
 		if off < 0 {
 			return false
 		}
-		z.packDelete(off, next)
+		z.packDeleteRange(off, next, 1)
 		return true
 	}
-	s := z.dict.find(member, hashOf(member))
+	s := b.dict.find(member, hashOf(member))
 	if s == nil {
 		return false
 	}
 	score, field := slotScore(s), s.field()
-	z.zsl.delete(score, field)
-	z.dict.Delete(field)
+	b.zsl.delete(score, field)
+	b.dict.Delete(field)
 	return true
 }
 
 // Rank returns member's 0-based rank in ascending order.
 func (z *ZSet) Rank(member string) (int, bool) {
-	if z.zsl == nil {
+	b := z.big()
+	if b == nil {
+		p, _ := z.val().Packed()
 		rank := 0
-		for i := 0; i < len(z.pack); rank++ {
-			m, _, nx := zpNext(z.pack, i)
+		for i := 0; i < len(p); rank++ {
+			m, _, nx := zpNext(p, i)
 			if m == member {
 				return rank, true
 			}
@@ -364,11 +436,11 @@ func (z *ZSet) Rank(member string) (int, bool) {
 		}
 		return 0, false
 	}
-	s := z.dict.find(member, hashOf(member))
+	s := b.dict.find(member, hashOf(member))
 	if s == nil {
 		return 0, false
 	}
-	return z.zsl.getRank(slotScore(s), s.field()) - 1, true
+	return b.zsl.getRank(slotScore(s), s.field()) - 1, true
 }
 
 // Walk calls fn for the members from the one at rank (0-based, ascending) towards the highest
@@ -378,15 +450,15 @@ func (z *ZSet) Walk(rank int, rev bool, fn func(member string, score float64) bo
 	if rank < 0 || rank >= n {
 		return
 	}
-	if z.zsl != nil {
+	if b := z.big(); b != nil {
 		var x *zslNode
 		switch rank {
 		case 0:
-			x = z.zsl.header.level[0].forward
+			x = b.zsl.header.level[0].forward
 		case n - 1:
-			x = z.zsl.tail
+			x = b.zsl.tail
 		default:
-			x = z.zsl.getByRank(rank + 1)
+			x = b.zsl.getByRank(rank + 1)
 		}
 		for x != nil && fn(x.member, x.score) {
 			if rev {
@@ -397,10 +469,11 @@ func (z *ZSet) Walk(rank int, rev bool, fn func(member string, score float64) bo
 		}
 		return
 	}
+	p, _ := z.val().Packed()
 	if !rev {
 		k := 0
-		for i := 0; i < len(z.pack); k++ {
-			m, s, nx := zpNext(z.pack, i)
+		for i := 0; i < len(p); k++ {
+			m, s, nx := zpNext(p, i)
 			if k >= rank && !fn(m, s) {
 				return
 			}
@@ -410,12 +483,12 @@ func (z *ZSet) Walk(rank int, rev bool, fn func(member string, score float64) bo
 	}
 	var stack [128]int
 	offs := stack[:0]
-	for i := 0; i < len(z.pack) && len(offs) <= rank; {
+	for i := 0; i < len(p) && len(offs) <= rank; {
 		offs = append(offs, i)
-		_, _, i = zpNext(z.pack, i)
+		_, _, i = zpNext(p, i)
 	}
 	for k := len(offs) - 1; k >= 0; k-- {
-		m, s, _ := zpNext(z.pack, offs[k])
+		m, s, _ := zpNext(p, offs[k])
 		if !fn(m, s) {
 			return
 		}
@@ -427,16 +500,17 @@ func (z *ZSet) Each(fn func(member string, score float64) bool) { z.Walk(0, fals
 
 // FirstInScore returns the rank of the first member whose score is in r, or -1.
 func (z *ZSet) FirstInScore(r *ScoreRange) int {
-	if z.zsl != nil {
-		_, rank := z.zsl.firstInRange(r)
+	if b := z.big(); b != nil {
+		_, rank := b.zsl.firstInRange(r)
 		return rank - 1
 	}
 	if r.empty() {
 		return -1
 	}
+	p, _ := z.val().Packed()
 	rank := 0
-	for i := 0; i < len(z.pack); rank++ {
-		_, s, nx := zpNext(z.pack, i)
+	for i := 0; i < len(p); rank++ {
+		_, s, nx := zpNext(p, i)
 		if r.gteMin(s) {
 			if r.lteMax(s) {
 				return rank
@@ -450,17 +524,18 @@ func (z *ZSet) FirstInScore(r *ScoreRange) int {
 
 // LastInScore returns the rank of the last member whose score is in r, or -1.
 func (z *ZSet) LastInScore(r *ScoreRange) int {
-	if z.zsl != nil {
-		_, rank := z.zsl.lastInRange(r)
+	if b := z.big(); b != nil {
+		_, rank := b.zsl.lastInRange(r)
 		return rank - 1
 	}
 	if r.empty() {
 		return -1
 	}
+	p, _ := z.val().Packed()
 	last, lastScore := -1, 0.0
 	rank := 0
-	for i := 0; i < len(z.pack); rank++ {
-		_, s, nx := zpNext(z.pack, i)
+	for i := 0; i < len(p); rank++ {
+		_, s, nx := zpNext(p, i)
 		if r.lteMax(s) {
 			last, lastScore = rank, s
 		}
@@ -474,14 +549,14 @@ func (z *ZSet) LastInScore(r *ScoreRange) int {
 
 // packInLex is Redis's zzlIsInLexRange: the range is not empty, the last member is not below
 // it and the first not above it.
-func (z *ZSet) packInLex(r *LexRange) bool {
-	if r.empty() || z.n == 0 {
+func packInLex(p []byte, r *LexRange) bool {
+	if r.empty() || len(p) == 0 {
 		return false
 	}
-	first, _, _ := zpNext(z.pack, 0)
+	first, _, _ := zpNext(p, 0)
 	var last string
-	for i := 0; i < len(z.pack); {
-		last, _, i = zpNext(z.pack, i)
+	for i := 0; i < len(p); {
+		last, _, i = zpNext(p, i)
 	}
 	return r.gteMin(last) && r.lteMax(first)
 }
@@ -489,16 +564,17 @@ func (z *ZSet) packInLex(r *LexRange) bool {
 // FirstInLex returns the rank of the first member in the lexicographic range r, or -1. Lex
 // ranges assume members of equal scores; on others the answer is the encoding's, as in Redis.
 func (z *ZSet) FirstInLex(r *LexRange) int {
-	if z.zsl != nil {
-		_, rank := z.zsl.firstInLex(r)
+	if b := z.big(); b != nil {
+		_, rank := b.zsl.firstInLex(r)
 		return rank - 1
 	}
-	if !z.packInLex(r) {
+	p, _ := z.val().Packed()
+	if !packInLex(p, r) {
 		return -1
 	}
 	rank := 0
-	for i := 0; i < len(z.pack); rank++ {
-		m, _, nx := zpNext(z.pack, i)
+	for i := 0; i < len(p); rank++ {
+		m, _, nx := zpNext(p, i)
 		if r.gteMin(m) {
 			if r.lteMax(m) {
 				return rank
@@ -512,17 +588,18 @@ func (z *ZSet) FirstInLex(r *LexRange) int {
 
 // LastInLex returns the rank of the last member in the lexicographic range r, or -1.
 func (z *ZSet) LastInLex(r *LexRange) int {
-	if z.zsl != nil {
-		_, rank := z.zsl.lastInLex(r)
+	if b := z.big(); b != nil {
+		_, rank := b.zsl.lastInLex(r)
 		return rank - 1
 	}
-	if !z.packInLex(r) {
+	p, _ := z.val().Packed()
+	if !packInLex(p, r) {
 		return -1
 	}
 	last, lastMember := -1, ""
 	rank := 0
-	for i := 0; i < len(z.pack); rank++ {
-		m, _, nx := zpNext(z.pack, i)
+	for i := 0; i < len(p); rank++ {
+		m, _, nx := zpNext(p, i)
 		if r.lteMax(m) {
 			last, lastMember = rank, m
 		}
@@ -536,14 +613,14 @@ func (z *ZSet) LastInLex(r *LexRange) int {
 
 // CountScore is ZCOUNT.
 func (z *ZSet) CountScore(r *ScoreRange) int {
-	if z.zsl != nil {
-		x, first := z.zsl.firstInRange(r)
+	if b := z.big(); b != nil {
+		x, first := b.zsl.firstInRange(r)
 		if x == nil {
 			return 0
 		}
-		count := z.zsl.length - (first - 1)
-		if y, last := z.zsl.lastInRange(r); y != nil {
-			count -= z.zsl.length - last
+		count := b.zsl.length - (first - 1)
+		if y, last := b.zsl.lastInRange(r); y != nil {
+			count -= b.zsl.length - last
 		}
 		return count
 	}
@@ -564,14 +641,14 @@ func (z *ZSet) CountScore(r *ScoreRange) int {
 
 // CountLex is ZLEXCOUNT.
 func (z *ZSet) CountLex(r *LexRange) int {
-	if z.zsl != nil {
-		x, first := z.zsl.firstInLex(r)
+	if b := z.big(); b != nil {
+		x, first := b.zsl.firstInLex(r)
 		if x == nil {
 			return 0
 		}
-		count := z.zsl.length - (first - 1)
-		if y, last := z.zsl.lastInLex(r); y != nil {
-			count -= z.zsl.length - last
+		count := b.zsl.length - (first - 1)
+		if y, last := b.zsl.lastInLex(r); y != nil {
+			count -= b.zsl.length - last
 		}
 		return count
 	}
@@ -593,27 +670,24 @@ func (z *ZSet) CountLex(r *LexRange) int {
 // DeleteRangeByRank removes the members ranked start to end (0-based, inclusive, within the
 // set) and returns how many went.
 func (z *ZSet) DeleteRangeByRank(start, end int) int {
-	if z.zsl != nil {
-		return z.zsl.deleteRangeByRank(start+1, end+1, z.dict)
+	if b := z.big(); b != nil {
+		return b.zsl.deleteRangeByRank(start+1, end+1, b.dict)
 	}
-	offs := z.packOffsets(end + 2)
+	p, _ := z.val().Packed()
+	offs := packOffsets(p, end+2)
 	from := offs[start]
-	to := len(z.pack)
+	to := len(p)
 	if end+1 < len(offs) {
 		to = offs[end+1]
 	}
-	z.pack = append(z.pack[:from], z.pack[to:]...)
-	z.n -= end - start + 1
-	if z.n == 0 {
-		z.pack = nil
-	}
+	z.packDeleteRange(from, to, end-start+1)
 	return end - start + 1
 }
 
 // DeleteRangeByScore removes the members whose score is in r and returns how many went.
 func (z *ZSet) DeleteRangeByScore(r *ScoreRange) int {
-	if z.zsl != nil {
-		return z.zsl.deleteRangeByScore(r, z.dict)
+	if b := z.big(); b != nil {
+		return b.zsl.deleteRangeByScore(r, b.dict)
 	}
 	first := z.FirstInScore(r)
 	if first < 0 {
@@ -632,8 +706,8 @@ func (z *ZSet) DeleteRangeByScore(r *ScoreRange) int {
 
 // DeleteRangeByLex removes the members in the lexicographic range r and returns how many went.
 func (z *ZSet) DeleteRangeByLex(r *LexRange) int {
-	if z.zsl != nil {
-		return z.zsl.deleteRangeByLex(r, z.dict)
+	if b := z.big(); b != nil {
+		return b.zsl.deleteRangeByLex(r, b.dict)
 	}
 	first := z.FirstInLex(r)
 	if first < 0 {
@@ -652,14 +726,15 @@ func (z *ZSet) DeleteRangeByLex(r *LexRange) int {
 
 // Random returns a random member, drawing numbers from rnd (which returns [0, n)).
 func (z *ZSet) Random(rnd func(n uint64) uint64) (member string, score float64) {
-	if z.zsl != nil {
-		f, v := z.dict.Random(rnd)
+	if b := z.big(); b != nil {
+		f, v := b.dict.Random(rnd)
 		return f, scoreOf(v)
 	}
-	if z.n == 0 {
+	n := z.Len()
+	if n == 0 {
 		return "", 0
 	}
-	k := int(rnd(uint64(z.n)))
+	k := int(rnd(uint64(n)))
 	z.Walk(k, false, func(m string, s float64) bool {
 		member, score = m, s
 		return false
@@ -670,8 +745,8 @@ func (z *ZSet) Random(rnd func(n uint64) uint64) (member string, score float64) 
 // Scan is ZSCAN's step: a packed set returns everything at once (cursor 0 next), as Redis
 // does for listpacks; a skip list walks its dict's buckets.
 func (z *ZSet) Scan(cursor uint64, fn func(member string, score float64)) uint64 {
-	if z.zsl != nil {
-		return z.dict.Scan(cursor, func(f, v string) { fn(f, scoreOf(v)) })
+	if b := z.big(); b != nil {
+		return b.dict.Scan(cursor, func(f, v string) { fn(f, scoreOf(v)) })
 	}
 	z.Each(func(m string, s float64) bool {
 		fn(m, s)
@@ -680,26 +755,37 @@ func (z *ZSet) Scan(cursor uint64, fn func(member string, score float64)) uint64
 	return 0
 }
 
-// Clone implements store.Cloner.
+// Clone implements store.Cloner: a copy outside the keyspace.
 func (z *ZSet) Clone() any {
-	if z.zsl == nil {
-		return &ZSet{pack: append([]byte(nil), z.pack...), n: z.n}
+	v := z.CloneValue()
+	return (*ZSet)(&v)
+}
+
+// CloneValue implements store.ValueCloner: a copy sharing no memory with z.
+func (z *ZSet) CloneValue() store.Value {
+	b := z.big()
+	if b == nil {
+		p, n := z.val().Packed()
+		return store.PackedValue(store.KindZSet, exactCopy(p), n)
 	}
-	c := &ZSet{dict: &Table{}, zsl: newSkiplist()}
+	c := &zsetBig{dict: &Table{}, zsl: newSkiplist()}
 	// From the highest down: each insertion stops at the head.
-	for x := z.zsl.tail; x != nil; x = x.backward {
-		c.slInsert(x.member, x.score)
+	for x := b.zsl.tail; x != nil; x = x.backward {
+		c.insert(x.member, x.score)
 	}
-	return c
+	return store.DirectValue(store.KindZSet, unsafe.Pointer(c))
 }
 
 // MemoryUsage implements MEMORY USAGE's estimate (every member is counted; samples is ignored).
+// A packed set is its bytes alone: the value holds them without a struct.
 func (z *ZSet) MemoryUsage(samples int) int64 {
-	if z.zsl == nil {
-		return 48 + int64(cap(z.pack))
+	b := z.big()
+	if b == nil {
+		p, _ := z.val().Packed()
+		return int64(cap(p))
 	}
-	n := 48 + z.dict.Bytes() + int64(zslMaxLevel)*16 + 48
-	for x := z.zsl.header.level[0].forward; x != nil; x = x.level[0].forward {
+	n := int64(unsafe.Sizeof(zsetBig{})) + 48 + b.dict.Bytes() + int64(zslMaxLevel)*16 + 48
+	for x := b.zsl.header.level[0].forward; x != nil; x = x.level[0].forward {
 		n += 48 + int64(len(x.level))*16
 	}
 	return n
@@ -755,6 +841,33 @@ func ZSetFromPayload(p []byte) (*ZSet, error) {
 		return nil, ErrBadZSetPayload
 	}
 	z := NewZSetFor(len(entries), maxLen)
+	if z.Packed() {
+		// Built in one allocation: sort a copy of the entries, then pack them in order.
+		sorted := slices.Clone(entries)
+		slices.SortFunc(sorted, func(a, b entry) int {
+			if zless(a.s, a.m, b.s, b.m) {
+				return -1
+			}
+			if zless(b.s, b.m, a.s, a.m) {
+				return 1
+			}
+			return 0
+		})
+		var buf []byte
+		for _, e := range sorted {
+			buf = appendZScore(buf, e.s)
+			buf = appendPacked(buf, e.m)
+		}
+		z.val().SetPacked(exactCopy(buf), len(sorted))
+		seen := make(map[string]struct{}, len(sorted))
+		for _, e := range sorted {
+			if _, dup := seen[e.m]; dup {
+				return nil, errors.New("duplicate member in sorted set payload")
+			}
+			seen[e.m] = struct{}{}
+		}
+		return z, nil
+	}
 	for _, e := range entries {
 		if !z.Set(e.m, e.s) { // Set copies the member
 			return nil, errors.New("duplicate member in sorted set payload")
