@@ -161,3 +161,22 @@ func TestRestoreSurvivesRestart(t *testing.T) {
 		return append(out, c.PTTL(ctx, "ttl").Val().String())
 	}, nil)
 }
+
+// TestDumpKeepsHashFieldTTLs: a hash with field TTLs goes through DUMP/RESTORE (HotKV's own
+// payload type) with its TTLs, and fields whose time passed meanwhile are gone.
+func TestDumpKeepsHashFieldTTLs(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "SET", testutil.T0).Err())
+	c.HSet(ctx, "h", "a", 1, "b", 2, "c", 3)
+	require.NoError(t, c.Do(ctx, "HPEXPIRE", "h", 1000, "FIELDS", 1, "a").Err())
+	require.NoError(t, c.Do(ctx, "HPEXPIRE", "h", 5000, "FIELDS", 1, "b").Err())
+	p := c.Dump(ctx, "h").Val()
+	require.NoError(t, c.Restore(ctx, "copy", 0, p).Err())
+	v, err := c.Do(ctx, "HPTTL", "copy", "FIELDS", 3, "a", "b", "c").Result()
+	require.NoError(t, err)
+	require.Equal(t, []any{int64(1000), int64(5000), int64(-1)}, v)
+	require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "SET", testutil.T0+2000).Err())
+	require.NoError(t, c.Restore(ctx, "later", 0, p).Err())
+	require.Equal(t, map[string]string{"b": "2", "c": "3"}, c.HGetAll(ctx, "later").Val())
+}

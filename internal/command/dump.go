@@ -26,7 +26,7 @@ func dumpCommands() []*Command {
 			Syntax:     "key", Summary: "Return a serialized version of the value stored at the specified key.",
 			Tips: []string{"nondeterministic_output"},
 			Doc: "The payload is Redis's (RDB version 10, as Redis 7.0 writes), in the plain encodings every Redis loads, " +
-				"so Redis can RESTORE what HotKV dumps. Streams use a HotKV-only type that Redis refuses.",
+				"so Redis can RESTORE what HotKV dumps. Streams, and hashes with field TTLs, use a HotKV-only type that Redis refuses.",
 			Handler: dumpCommand},
 		{Name: "restore", Arity: -4, Flags: FlagWrite | FlagDenyOOM, ACL: []string{"keyspace", "write", "slow", "dangerous"},
 			FirstKey: 1, LastKey: 1, Step: 1, KeySpecs: oneKey(KSOW | KSUpdate),
@@ -82,8 +82,15 @@ func dumpObject(e *store.Entry) (*rdb.Object, bool) {
 			return true
 		})
 	case store.KindHash:
+		h := e.Val.Obj().(*types.Hash)
+		if h.HasFieldTTLs() {
+			// Redis 7.0's format has no field TTLs (7.4's metadata types are not written):
+			// HotKV's own hash payload keeps them, under the private type.
+			o.Kind, o.PrivateKind, o.Str = rdb.Private, uint8(store.KindHash), e.Payload(nil)
+			return o, o.Str != nil
+		}
 		o.Kind = rdb.Hash
-		e.Val.Obj().(*types.Hash).Each(func(f, v string) bool {
+		h.Each(func(f, v string) bool {
 			o.Elems = append(o.Elems, []byte(f), []byte(v))
 			return true
 		})
@@ -99,7 +106,7 @@ func dumpObject(e *store.Entry) (*rdb.Object, bool) {
 
 // restoredValue builds the store value of a decoded payload, in the encoding its size calls
 // for, as Redis converts what it loads.
-func restoredValue(o *rdb.Object) (store.Value, bool) {
+func restoredValue(o *rdb.Object, now int64) (store.Value, bool) {
 	switch o.Kind {
 	case rdb.String:
 		return StringValue(o.Str), true
@@ -133,16 +140,26 @@ func restoredValue(o *rdb.Object) (store.Value, bool) {
 		return store.ObjValue(store.KindHash, h), true
 	case rdb.Private:
 		if f := privateLoaders[store.Kind(o.PrivateKind)]; f != nil {
-			if obj, err := f(o.Str); err == nil {
-				return store.ObjValue(store.Kind(o.PrivateKind), obj), true
-			}
+			return f(o.Str, now)
 		}
 	}
 	return store.Value{}, false
 }
 
-// privateLoaders decode HotKV-only payload types (rdb.TypeHotKV) from their snapshot payload.
-var privateLoaders = map[store.Kind]func([]byte) (any, error){}
+// privateLoaders decode HotKV-only payloads (rdb.TypeHotKV) from their snapshot payload at
+// time now; an empty result (a hash whose field TTLs have all passed) is a zero Value.
+var privateLoaders = map[store.Kind]func(p []byte, now int64) (store.Value, bool){
+	store.KindHash: func(p []byte, now int64) (store.Value, bool) {
+		h, err := types.HashFromPayload(p)
+		if err != nil {
+			return store.Value{}, false
+		}
+		if h.ExpireFields(now, nil); h.Len() == 0 {
+			return store.Value{}, true
+		}
+		return h.Value(), true
+	},
+}
 
 func restoreCommand(c *Ctx) {
 	replace, absTTL := false, false
@@ -204,7 +221,7 @@ func restoreCommand(c *Ctx) {
 		}
 		return
 	}
-	v, ok := restoredValue(o)
+	v, ok := restoredValue(o, c.Now)
 	if !ok {
 		c.Error("ERR Bad data format")
 		return
@@ -212,7 +229,7 @@ func restoreCommand(c *Ctx) {
 	if ttl > 0 && !absTTL {
 		ttl += c.Now
 	}
-	if ttl > 0 && ttl <= c.Now {
+	if (ttl > 0 && ttl <= c.Now) || v.Kind == store.KindNone {
 		// Already expired: nothing is created, and with REPLACE the old key is gone.
 		if old != nil {
 			c.DB.Remove(old)
