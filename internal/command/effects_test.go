@@ -22,6 +22,7 @@ var (
 		"zunionstore", "zinterstore", "zdiffstore",
 		"lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "lset", "linsert", "lrem", "ltrim",
 		"lmove", "rpoplpush", "function|flush",
+		"xdel", "xack", "xsetid", "xgroup|destroy", "xgroup|createconsumer", "xgroup|delconsumer",
 	}
 	emittedEffect = []string{
 		"set", "setnx", "msetnx", "setex", "psetex", "getex", "getdel",
@@ -30,6 +31,7 @@ var (
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
+		"xadd", "xtrim", "xreadgroup", "xclaim", "xautoclaim", "xgroup|create", "xgroup|setid",
 	}
 )
 

@@ -12,6 +12,7 @@ func groups() [][]*Command {
 		zsetCommands(),
 		blockingZSetCommands(),
 		listCommands(),
+		streamCommands(),
 		bitCommands(),
 		serverCommands(),
 		persistenceCommands(),

@@ -101,6 +101,96 @@ func (ws *Waiters) Waiting(db int, key []byte) bool {
 	return len(ws.queues[waitKey{db, string(key)}]) > 0
 }
 
+// WakeResult is a WakeEach callback's decision for one waiter.
+type WakeResult int
+
+const (
+	// WakeSkip leaves the waiter queued and goes on to the next one: it waits for something
+	// this key cannot give it now (an XREAD whose ID is ahead, a BLPOP on a stream key).
+	WakeSkip WakeResult = iota
+	// WakeServed dequeues the waiter from all its keys and signals it.
+	WakeServed
+	// WakeStop leaves the waiter queued and ends the wake: nothing is left for anyone.
+	WakeStop
+)
+
+// WakeEach offers key to every client blocked on it, oldest first, letting serve skip waiters
+// that cannot be served, which Wake cannot: every client blocked in XREAD on a stream gets the
+// new entries, and a key's queue may mix clients waiting for different types, as in Redis.
+// Caller holds the key's shard lock.
+func (ws *Waiters) WakeEach(db int, key []byte, serve func(w *Waiter) WakeResult) {
+	if !ws.Any() {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	wk := waitKey{db, string(key)}
+	for i := 0; i < len(ws.queues[wk]); {
+		w := ws.queues[wk][i]
+		switch serve(w) {
+		case WakeServed:
+			ws.unlink(w) // w leaves this queue: the next waiter is now at i
+			w.Ready <- struct{}{}
+		case WakeStop:
+			return
+		default:
+			i++
+		}
+	}
+}
+
+// Rechecker is implemented by a waiter's Data when the client must look at its keys again
+// after their values are deleted or replaced, not only when they receive elements: a blocked
+// XREADGROUP fails once its stream is gone (Redis 7.0). Recheck returns true to have the waiter
+// dequeued and signalled (it records that it must run again); whole says the whole database
+// was flushed or swapped rather than one key deleted or overwritten.
+type Rechecker interface {
+	Recheck(whole bool) bool
+}
+
+// KeyReplaced tells the clients blocked on key in db that its stream was deleted or replaced.
+// Caller holds the key's shard lock.
+func (ws *Waiters) KeyReplaced(db int, key string) {
+	if !ws.Any() {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.recheck(ws.queues[waitKey{db, key}], false)
+}
+
+// DBReplaced tells every client blocked on a key of db that the database was flushed or
+// swapped. It takes the registry's lock only.
+func (ws *Waiters) DBReplaced(db int) {
+	if !ws.Any() {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	var hit []*Waiter
+	for wk, q := range ws.queues {
+		if wk.db == db {
+			hit = append(hit, q...)
+		}
+	}
+	ws.recheck(hit, true)
+}
+
+// recheck asks each waiter of q (a snapshot; unlinking changes the queues) whether it must run
+// again. Caller holds mu.
+func (ws *Waiters) recheck(q []*Waiter, whole bool) {
+	q = append([]*Waiter(nil), q...)
+	for _, w := range q {
+		if w.done {
+			continue
+		}
+		if r, ok := w.Data.(Rechecker); ok && r.Recheck(whole) {
+			ws.unlink(w)
+			w.Ready <- struct{}{}
+		}
+	}
+}
+
 // Wake offers key, which has just received elements, to the clients blocked on it, oldest
 // first: serve is called for each until it returns false (nothing left for it to take); a
 // waiter it returns true for is dequeued from all its keys and signalled. Caller holds the
