@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -32,6 +33,35 @@ type Waiters struct {
 	mu     sync.Mutex
 	queues map[waitKey][]*Waiter
 	count  atomic.Int64 // blocked clients, for a lock-free "anyone waiting?" on every push
+
+	// replaced are keys whose stream went while mu was busy (KeyReplaced): whoever holds mu
+	// rechecks their waiters before letting it go (unlock). A stream can go while mu is held
+	// by the same goroutine (a serve callback's lookup expiring one), so KeyReplaced never
+	// waits for mu.
+	pmu      sync.Mutex
+	replaced []waitKey
+	nrepl    atomic.Int64
+}
+
+// unlock releases mu after rechecking the waiters of streams replaced meanwhile; it takes mu
+// again for stragglers that arrived after it let go, unless another holder will see them.
+func (ws *Waiters) unlock() {
+	for {
+		if ws.nrepl.Load() > 0 {
+			ws.pmu.Lock()
+			keys := ws.replaced
+			ws.replaced = nil
+			ws.nrepl.Store(0)
+			ws.pmu.Unlock()
+			for _, k := range keys {
+				ws.recheck(ws.queues[k], false)
+			}
+		}
+		ws.mu.Unlock()
+		if ws.nrepl.Load() == 0 || !ws.mu.TryLock() {
+			return
+		}
+	}
 }
 
 // Any reports whether any client is blocked, so writers skip the registry when none is.
@@ -46,7 +76,7 @@ func (ws *Waiters) Add(w *Waiter) {
 		w.Ready = make(chan struct{}, 1)
 	}
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.unlock()
 	if ws.queues == nil {
 		ws.queues = map[waitKey][]*Waiter{}
 	}
@@ -83,7 +113,7 @@ func (ws *Waiters) unlink(w *Waiter) {
 // still waiting; false means it was served (or told to retry) first, and Ready is signalled.
 func (ws *Waiters) Remove(w *Waiter) bool {
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.unlock()
 	if w.done {
 		return false
 	}
@@ -97,7 +127,7 @@ func (ws *Waiters) Waiting(db int, key []byte) bool {
 		return false
 	}
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.unlock()
 	return len(ws.queues[waitKey{db, string(key)}]) > 0
 }
 
@@ -123,7 +153,7 @@ func (ws *Waiters) WakeEach(db int, key []byte, serve func(w *Waiter) WakeResult
 		return
 	}
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.unlock()
 	wk := waitKey{db, string(key)}
 	for i := 0; i < len(ws.queues[wk]); {
 		w := ws.queues[wk][i]
@@ -154,9 +184,13 @@ func (ws *Waiters) KeyReplaced(db int, key string) {
 	if !ws.Any() {
 		return
 	}
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	ws.recheck(ws.queues[waitKey{db, key}], false)
+	ws.pmu.Lock()
+	ws.replaced = append(ws.replaced, waitKey{db, strings.Clone(key)}) // key aliases the entry
+	ws.nrepl.Add(1)
+	ws.pmu.Unlock()
+	if ws.mu.TryLock() {
+		ws.unlock()
+	}
 }
 
 // DBReplaced tells every client blocked on a key of db that the database was flushed or
@@ -166,7 +200,7 @@ func (ws *Waiters) DBReplaced(db int) {
 		return
 	}
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.unlock()
 	var hit []*Waiter
 	for wk, q := range ws.queues {
 		if wk.db == db {
@@ -200,7 +234,7 @@ func (ws *Waiters) Wake(db int, key []byte, serve func(w *Waiter) bool) {
 		return
 	}
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.unlock()
 	wk := waitKey{db, string(key)}
 	for len(ws.queues[wk]) > 0 {
 		w := ws.queues[wk][0]
