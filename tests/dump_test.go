@@ -180,3 +180,23 @@ func TestDumpKeepsHashFieldTTLs(t *testing.T) {
 	require.NoError(t, c.Restore(ctx, "later", 0, p).Err())
 	require.Equal(t, map[string]string{"b": "2", "c": "3"}, c.HGetAll(ctx, "later").Val())
 }
+
+// TestDumpStream: streams, groups and pending entries included, go through DUMP/RESTORE
+// (HotKV's own payload type); Redis refuses that payload rather than misreading it.
+func TestDumpStream(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	c.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: "1-1", Values: []string{"f", "v"}})
+	c.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: "2-1", Values: []string{"g", "w"}})
+	c.XGroupCreate(ctx, "x", "grp", "0")
+	c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "grp", Consumer: "alice", Streams: []string{"x", ">"}, Count: 1})
+	p := c.Dump(ctx, "x").Val()
+	require.NoError(t, c.Restore(ctx, "y", 0, p).Err())
+	require.Equal(t, c.XRange(ctx, "x", "-", "+").Val(), c.XRange(ctx, "y", "-", "+").Val())
+	require.Equal(t, c.XInfoGroups(ctx, "x").Val(), c.XInfoGroups(ctx, "y").Val())
+	require.Equal(t, int64(1), c.XPending(ctx, "y", "grp").Val().Count)
+
+	red := redis.NewClient(&redis.Options{Addr: startCompatRedis(t)})
+	t.Cleanup(func() { _ = red.Close() })
+	require.Error(t, red.Restore(ctx, "x", 0, p).Err(), "Redis must refuse HotKV's private payload")
+}

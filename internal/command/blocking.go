@@ -40,8 +40,22 @@ type BlockedPop struct {
 	// w is the reply the serving client writes: a buffer of the waiter's own, since the
 	// blocked connection may still be sending what preceded the command from its buffer.
 	w *resp.Writer
-	// Retry is set when the client must run its command again (BLMOVE, BRPOPLPUSH).
+	// Retry is set when the client must run its command again (BLMOVE, BRPOPLPUSH), or look
+	// at its streams again (XREAD, XREADGROUP: the connection sets Ctx.Resume).
 	Retry bool
+	// stream is what a blocked XREAD or XREADGROUP waits for.
+	stream *streamWait
+}
+
+// Recheck implements store.Rechecker: a blocked XREADGROUP runs again when a stream it waits on
+// is deleted or replaced, to fail or be served as Redis 7.0 does; a blocked XREAD only when the
+// whole database was swapped or flushed (a swapped-in stream may serve it).
+func (b *BlockedPop) Recheck(whole bool) bool {
+	if b.kind != blockStream || (b.stream.group == nil && !whole) {
+		return false
+	}
+	b.Retry = true
+	return true
 }
 
 // Reply is the reply written when the waiter was served (empty for a retry).
@@ -66,7 +80,7 @@ func (c *Ctx) markReady(key []byte) {
 // markReadyIn is markReady for a key a command created in database db with entry e (RENAME,
 // COPY, MOVE): a list arriving under a name clients wait on serves them, as in Redis.
 func (c *Ctx) markReadyIn(db int, key []byte, e *store.Entry) {
-	if e != nil && e.Val.Kind == store.KindList && c.Store.Waiters.Any() {
+	if e != nil && (e.Val.Kind == store.KindList || e.Val.Kind == store.KindStream) && c.Store.Waiters.Any() {
 		c.ready = append(c.ready, readyKey{db, key})
 	}
 }
@@ -78,8 +92,12 @@ func (c *Ctx) serveReady() {
 	for i := 0; i < len(c.ready); i++ {
 		rk := c.ready[i]
 		db := c.Store.DB(rk.db)
+		if e := db.Lookup(rk.key, c.Now); e != nil && e.Val.Kind == store.KindStream {
+			c.serveStreamKey(db, rk.key, e)
+			continue
+		}
 		movePending := false
-		c.Store.Waiters.Wake(rk.db, rk.key, func(w *store.Waiter) bool {
+		serve := func(w *store.Waiter) bool {
 			if movePending {
 				// A BLMOVE woken before these decides first, in its own run: it passes the key
 				// on (markReady) when it leaves elements there or fails on its destination.
@@ -137,6 +155,15 @@ func (c *Ctx) serveReady() {
 				c.Emit(rk.db, name, rk.key, c.effInt(int64(n)))
 			}
 			return true
+		}
+		c.Store.Waiters.WakeEach(rk.db, rk.key, func(w *store.Waiter) store.WakeResult {
+			if w.Data.(*BlockedPop).kind == blockStream {
+				return store.WakeSkip // an XREAD on a key that is not a stream (yet)
+			}
+			if serve(w) {
+				return store.WakeServed
+			}
+			return store.WakeStop
 		})
 	}
 	c.ready = c.ready[:0]

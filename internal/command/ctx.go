@@ -169,6 +169,9 @@ type Ctx struct {
 	// for it (BlockTimeoutMs, 0 for ever) and clears it. See blocking.go.
 	Blocked        *store.Waiter
 	BlockTimeoutMs int64
+	// Resume is set by the connection while it runs a woken blocked XREAD or XREADGROUP again
+	// (BlockedPop.Retry): the command then looks at what it blocked for, not its arguments.
+	Resume *BlockedPop
 	// ready lists the keys this command gave elements that blocked clients may be waiting for.
 	ready []readyKey
 	// effArgs and effNum are Emit's scratch space, reused by every command of the connection.

@@ -159,6 +159,13 @@ var privateLoaders = map[store.Kind]func(p []byte, now int64) (store.Value, bool
 		}
 		return h.Value(), true
 	},
+	store.KindStream: func(p []byte, _ int64) (store.Value, bool) {
+		x, err := types.StreamFromPayload(p)
+		if err != nil {
+			return store.Value{}, false
+		}
+		return store.ObjValue(store.KindStream, x), true
+	},
 }
 
 func restoreCommand(c *Ctx) {

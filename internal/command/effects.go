@@ -100,6 +100,21 @@ import (
 //	                                           journaled under the key's lock (store.Limiter.Reset)
 //	RATELIMIT.CHECK                            RATELIMIT.SETSTATE with the key's complete state
 //	                                           and the totals (store.Limiter.Check); denials nothing
+//	XDEL, XACK, XSETID, XGROUP DESTROY,        argv (deterministic given the stream)
+//	XGROUP CREATECONSUMER, XGROUP DELCONSUMER
+//	XADD                                       XADD key [MAXLEN = <length left>] <id> field value...:
+//	                                           the ID it generated; the trimming clause only when
+//	                                           it trimmed, as the exact length left (stream.go)
+//	XTRIM                                      argv when exact; with ~, XTRIM key MAXLEN = <length>
+//	XGROUP CREATE, XGROUP SETID                argv, with $ replaced by the ID it stood for
+//	XREADGROUP, XCLAIM, XAUTOCLAIM             what they changed, as Redis propagates it: XGROUP
+//	                                           CREATECONSUMER for a consumer they created, XCLAIM
+//	                                           key group consumer 0 id TIME ms RETRYCOUNT n FORCE
+//	                                           JUSTID LASTID id per pending entry created, moved,
+//	                                           redelivered or dropped, and XGROUP SETID key group
+//	                                           id ENTRIESREAD n when the group's last ID moved;
+//	                                           a blocked XREADGROUP's right after the XADD that
+//	                                           served it (stream_read.go)
 //
 // Expiry: a key deleted because it expired, lazily on access or by the active cycle, is
 // journaled as DEL key in its database (JournalExpiries): the primary decides. A hash field

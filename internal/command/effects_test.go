@@ -22,6 +22,7 @@ var (
 		"zunionstore", "zinterstore", "zdiffstore",
 		"lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "lset", "linsert", "lrem", "ltrim",
 		"lmove", "rpoplpush", "function|flush",
+		"xdel", "xack", "xsetid", "xgroup|destroy", "xgroup|createconsumer", "xgroup|delconsumer",
 	}
 	// pfadd and pfmerge journal their arguments when the HLL is dense and SET key value
 	// KEEPTTL when it is sparse (hll.go): listed as emitted, since they may emit.
@@ -34,6 +35,7 @@ var (
 		"pfadd", "pfmerge", "pfdebug", "sort", "restore",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
+		"xadd", "xtrim", "xreadgroup", "xclaim", "xautoclaim", "xgroup|create", "xgroup|setid",
 	}
 )
 

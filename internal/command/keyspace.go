@@ -689,6 +689,9 @@ func swapdbCommand(c *Ctx) {
 		for i := 0; i < a.NumShards(); i++ {
 			a.Shard(i).SwapWith(b.Shard(i))
 		}
+		// Clients blocked in XREAD[GROUP] look again: their streams changed under them.
+		c.Store.Waiters.DBReplaced(a.ID)
+		c.Store.Waiters.DBReplaced(b.ID)
 	} else {
 		c.skipEffect() // Redis counts it as a change, but there is nothing to replay
 	}
@@ -730,6 +733,7 @@ func flushDBs(c *Ctx, ids ...int) int64 {
 		for i := 0; i < db.NumShards(); i++ {
 			n += int64(db.Shard(i).Clear())
 		}
+		c.Store.Waiters.DBReplaced(id) // blocked XREADGROUP clients fail, as in Redis 7.0
 	}
 	return n
 }

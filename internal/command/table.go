@@ -14,6 +14,7 @@ func groups() [][]*Command {
 		listCommands(),
 		sortCommands(),
 		dumpCommands(),
+		streamCommands(),
 		bitCommands(),
 		hllCommands(),
 		serverCommands(),

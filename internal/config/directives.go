@@ -61,6 +61,10 @@ func Directives() []*Directive {
 			Doc: "Redis's quicklist node size (negative: -1 to -5 for 4 to 64 KiB; positive: a number of elements). A list that fits one such node is kept packed (one allocation, a few bytes per element); a longer one becomes a ring buffer of elements and stays one. OBJECT ENCODING says `quicklist` either way, as Redis 7.0 does."},
 		{Name: "list-compress-depth", Type: Int, Default: "0", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "data types",
 			Doc: "Redis's quicklist compression depth. Accepted for compatibility and reported by CONFIG GET; HotKV does not compress lists, so it changes nothing."},
+		{Name: "stream-node-max-bytes", Type: Memory, Default: "4096", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "data types",
+			Doc: "Most bytes a stream packs into one node of entries (Redis's listpack) before XADD opens a new one; 0 means no limit (1 GiB). Approximate trimming (`~`) removes whole nodes only."},
+		{Name: "stream-node-max-entries", Type: Int, Default: "100", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "data types",
+			Doc: "Most entries (deleted ones included) one stream node holds before XADD opens a new one; 0 means no limit. It also sets the default LIMIT of approximate trimming (100 nodes' worth)."},
 		// Rate limiting (spec/RATELIMIT.md §9)
 		{Name: "throttle-compat", Type: Enum, Default: "redis-cell", Values: []string{"redis-cell", "dragonfly"}, Mutable: true, Group: "ratelimit",
 			Doc: "How CL.THROTTLE rounds its seconds. `redis-cell` (default): floor to ms, then round up to seconds, so an exact 10 s wait reads 10. `dragonfly`: round up to ms, then add one second to every non-zero value, as Dragonfly replies."},

@@ -313,7 +313,7 @@ func TestLoadRejectsWhatItCannotApply(t *testing.T) {
 			e.LimiterDef(LimiterDef{Name: "x", Limit: 9, WindowMs: 1, IntervalNs: 1})
 			e.LimiterKey(LimiterKey{Limiter: "x", Key: []byte("k"), Kind: StateLog, Entries: [][2]int64{{5, 1}, {6, 0}}})
 		}, "has no units"},
-		{"unknown data type", func(e *Encoder) { e.Record(TypeStream, 0, []byte("x"), 0) }, "unknown record type STREAM"},
+		{"unknown data type", func(e *Encoder) { e.Record(RecordType(0x07), 0, []byte("x"), 0) }, "unknown record type 0x07"},
 		{"malformed hash", func(e *Encoder) { e.Record(TypeHash, 0, []byte("h"), 0, []byte{2, 1, 'f'}) }, "HASH: malformed hash payload"},
 	}
 	for _, tc := range cases {
@@ -476,8 +476,8 @@ func TestWriteFileIsAtomic(t *testing.T) {
 
 func TestSaveRefusesUnknownValueKinds(t *testing.T) {
 	st := store.New(1, 1, clock.NewFake(0))
-	st.DB(0).Set([]byte("x"), store.ObjValue(store.KindStream, []string{}), 0, false, 0)
-	if _, err := Write(io.Discard, st, SaveOptions{}); err == nil || !strings.Contains(err.Error(), "cannot hold stream values") {
+	st.DB(0).Set([]byte("x"), store.ObjValue(store.Kind(42), []string{}), 0, false, 0)
+	if _, err := Write(io.Discard, st, SaveOptions{}); err == nil || !strings.Contains(err.Error(), "cannot hold none values") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -582,6 +582,9 @@ func FuzzDecode(f *testing.F) {
 		e.Record(Skippable|0x50, 0, []byte("x"), 0, []byte("y"))
 		e.Record(TypeHash, 0, []byte("h"), 0, []byte{2, 1, 'a', 1, 'b', 1, 'c', 0})
 	}))
+	for _, body := range streamSeedPayloads() {
+		f.Add(encode(f, Header{Databases: 1}, 0, func(e *Encoder) { e.Record(TypeStream, 0, []byte("x"), 0, body) }))
+	}
 	f.Add([]byte(Magic))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st := store.New(2, 1, clock.NewFake(0))

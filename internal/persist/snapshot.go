@@ -103,6 +103,12 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 				return false
 			}
 			enc.Record(TypeHash, db, key, e.ExpireAt(), payload)
+		case store.KindStream:
+			if payload = e.Payload(payload[:0]); payload == nil {
+				visitErr = fmt.Errorf("snapshots cannot hold this stream value (key %q in db %d)", e.Key(), db)
+				return false
+			}
+			enc.Record(TypeStream, db, key, e.ExpireAt(), payload)
 		default:
 			visitErr = fmt.Errorf("snapshots cannot hold %s values yet (key %q in db %d)", e.Val.Kind.TypeName(), e.Key(), db)
 			return false
@@ -315,6 +321,23 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				continue
 			}
 			if !st.DB(rec.DB).Restore(rec.Key, h.Value(), rec.ExpireAt, now) {
+				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
+			}
+			stats.Keys++
+		case TypeStream:
+			if rec.DB >= st.NumDBs() {
+				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
+					rec.DB, st.NumDBs(), rec.DB+1)
+			}
+			x, err := types.StreamFromPayload(rec.Body)
+			if err != nil {
+				return stats, d.Corrupt(rec.Offset, "STREAM: %v", err)
+			}
+			if rec.ExpireAt != 0 && now > rec.ExpireAt {
+				stats.Expired++
+				continue
+			}
+			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindStream, x), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++

@@ -245,7 +245,9 @@ func (c *conn) waitBlocked() bool {
 		if bp.Retry {
 			c.ctx.Args = args
 			c.ctx.Now = s.clock.NowMs()
+			c.ctx.Resume = bp
 			s.table.Exec(&c.ctx)
+			c.ctx.Resume = nil
 			if c.ctx.Blocked != nil {
 				continue
 			}

@@ -166,6 +166,10 @@ func (s *Server) applyConfig(name, value string) {
 		e, _ := strconv.ParseInt(s.cfg.Get("zset-max-listpack-entries"), 10, 64)
 		v, _ := strconv.ParseInt(s.cfg.Get("zset-max-listpack-value"), 10, 64)
 		types.SetZSetPackLimits(e, v)
+	case "stream-node-max-bytes", "stream-node-max-entries":
+		b, _ := strconv.ParseInt(s.cfg.Get("stream-node-max-bytes"), 10, 64)
+		e, _ := strconv.ParseInt(s.cfg.Get("stream-node-max-entries"), 10, 64)
+		types.SetStreamNodeLimits(b, e)
 	case "set-max-intset-entries":
 		types.SetIntsetLimit(n)
 	case "hll-sparse-max-bytes":

@@ -491,6 +491,8 @@ func (db *DB) Set(key []byte, v Value, expireAt int64, keepTTL bool, now int64) 
 		e = s.dict.insert(key, h)
 		e.lru = uint32(now/1000) & lruMask
 		keepTTL = false
+	} else if e.Val.Kind == KindStream {
+		db.store.Waiters.KeyReplaced(db.ID, e.Key())
 	}
 	e.Val = v
 	if !keepTTL {
@@ -525,6 +527,10 @@ func (db *DB) Delete(key []byte, now int64) bool {
 // Remove deletes an entry obtained from Lookup. Caller holds the lock.
 func (db *DB) Remove(e *Entry) {
 	s := &db.shards[db.store.ShardIndex(keyBytes(e.Key()))]
+	if e.Val.Kind == KindStream {
+		// A client blocked in XREADGROUP on this stream must fail (Redis 7.0).
+		db.store.Waiters.KeyReplaced(db.ID, e.Key())
+	}
 	s.remove(e)
 }
 
@@ -551,6 +557,9 @@ func (db *DB) expire(s *Shard, e *Entry) {
 	s.ExpiredKeys++
 	if f := db.store.OnExpire; f != nil {
 		f(db.ID, e.Key())
+	}
+	if e.Val.Kind == KindStream {
+		db.store.Waiters.KeyReplaced(db.ID, e.Key())
 	}
 	if db.store.Watches.Any() {
 		key := []byte(e.Key()) // copied: the entry's key bytes go with it
@@ -604,6 +613,7 @@ func (db *DB) Flush() {
 		s.reset()
 		s.Unlock()
 	}
+	db.store.Waiters.DBReplaced(db.ID)
 }
 
 func (s *Shard) reset() {
