@@ -228,3 +228,42 @@ func TestBlockingZPop(t *testing.T) {
 		blockedClients(t, c, 0)
 	})
 }
+
+// TestClientUnblock: CLIENT UNBLOCK ends a blocking wait with the command's timeout reply or,
+// with ERROR, Redis's UNBLOCKED error; a client that is not blocked is left alone.
+func TestClientUnblock(t *testing.T) {
+	s := testutil.StartServer(t)
+	admin, blocked := s.Dial(t), s.Dial(t)
+	id := strings.TrimSuffix(strings.TrimPrefix(blocked.Do("CLIENT", "ID"), ":"), "\r\n")
+	require.Equal(t, ":0\r\n", admin.Do("CLIENT", "UNBLOCK", id), "not blocked")
+	require.Equal(t, ":0\r\n", admin.Do("CLIENT", "UNBLOCK", "999999"), "no such client")
+	require.Equal(t, "-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n", admin.Do("CLIENT", "UNBLOCK", id, "BOGUS"))
+	require.Equal(t, "-ERR value is not an integer or out of range\r\n", admin.Do("CLIENT", "UNBLOCK", "x"))
+
+	waitBlocked := func() {
+		require.Eventually(t, func() bool {
+			return strings.Contains(admin.Do("INFO", "clients"), "blocked_clients:1\r\n")
+		}, 5*time.Second, 5*time.Millisecond)
+	}
+	for _, tc := range []struct {
+		cmd  []string
+		mode string
+		want string
+	}{
+		{[]string{"BLPOP", "nolist", "0"}, "TIMEOUT", "*-1\r\n"},
+		{[]string{"BLPOP", "nolist", "0"}, "", "*-1\r\n"},
+		{[]string{"BZPOPMIN", "nozset", "0"}, "ERROR", "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"},
+		{[]string{"XREAD", "BLOCK", "0", "STREAMS", "nostream", "$"}, "TIMEOUT", "*-1\r\n"},
+		{[]string{"BLMOVE", "a", "b", "LEFT", "LEFT", "0"}, "ERROR", "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"},
+	} {
+		blocked.SendCmd(tc.cmd...)
+		waitBlocked()
+		args := []string{"CLIENT", "UNBLOCK", id}
+		if tc.mode != "" {
+			args = append(args, tc.mode)
+		}
+		require.Equal(t, ":1\r\n", admin.Do(args...), "%v", tc.cmd)
+		require.Equal(t, tc.want, blocked.ReadReply(), "%v", tc.cmd)
+		require.Equal(t, "+PONG\r\n", blocked.Do("PING"), "the connection goes on")
+	}
+}

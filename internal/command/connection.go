@@ -210,6 +210,10 @@ func clientSubcommands() []*Command {
 		c.W.Verbatim("txt", clientInfoLine(c.Client, c.Now)+"\n")
 	})
 	info.Tips = []string{"nondeterministic_output"}
+	unblock := sub("unblock", -3, FlagAdmin, "5.0.0", "client-id [TIMEOUT | ERROR]",
+		"Unblock a client blocked in a blocking command from a different connection", clientUnblockCommand)
+	unblock.Complexity = "O(log N) where N is the number of client connections"
+	unblock.ACL = []string{"admin", "slow", "dangerous", "connection"}
 	help := sub("help", 2, 0, "5.0.0", "", "Show helpful text about the different subcommands", clientHelpCommand)
 	help.Flags &^= FlagNoScript
 	return []*Command{
@@ -225,6 +229,7 @@ func clientSubcommands() []*Command {
 		list,
 		info,
 		kill,
+		unblock,
 		sub("setinfo", 4, 0, "7.2.0", "<LIB-NAME libname | LIB-VER libver>", "Sets information specific to the client or connection.", clientSetInfoCommand),
 		sub("no-evict", 3, FlagAdmin, "7.0.0", "<ON | OFF>", "Set client eviction mode for the current connection", func(c *Ctx) {
 			if on, ok := onOff(c); ok {
@@ -240,6 +245,37 @@ func clientSubcommands() []*Command {
 		}),
 		help,
 	}
+}
+
+// clientUnblockCommand is CLIENT UNBLOCK: a client waiting in a blocking command returns at
+// once, with its timeout reply (TIMEOUT, the default) or Redis's UNBLOCKED error (ERROR).
+func clientUnblockCommand(c *Ctx) {
+	if len(c.Args) > 4 {
+		c.Error("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.")
+		return
+	}
+	id, ok := c.Int(2)
+	if !ok {
+		return
+	}
+	withError := false
+	if len(c.Args) == 4 {
+		switch {
+		case c.ArgIs(3, "timeout"):
+		case c.ArgIs(3, "error"):
+			withError = true
+		default:
+			c.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+			return
+		}
+	}
+	for _, cl := range c.Srv.Clients() {
+		if cl.ID == id {
+			c.W.Int(memberFlag(cl.unblock(withError)))
+			return
+		}
+	}
+	c.W.Int(0)
 }
 
 func onOff(c *Ctx) (bool, bool) {
@@ -454,7 +490,7 @@ func clientKillCommand(c *Ctx) {
 }
 
 // clientHelpCommand is Redis 7.0's CLIENT HELP text less the subcommands HotKV does not have
-// yet (CACHING, GETREDIR, PAUSE, UNPAUSE, REPLY, UNBLOCK, TRACKING, TRACKINGINFO), plus Redis
+// yet (CACHING, GETREDIR, PAUSE, UNPAUSE, REPLY, TRACKING, TRACKINGINFO), plus Redis
 // 7.2's lines for SETINFO and NO-TOUCH.
 func clientHelpCommand(c *Ctx) {
 	lines := []string{
@@ -489,6 +525,8 @@ func clientHelpCommand(c *Ctx) {
 		"    * LIB-VER: the client lib version.",
 		"SETNAME <name>",
 		"    Assign the name <name> to the current connection.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",

@@ -3,6 +3,7 @@ package command
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +63,50 @@ type Client struct {
 	multi multiState
 	// watch is the client's WATCHed keys (store.Watches holds the registry).
 	watch store.Watcher
+
+	// blockMu guards blocked and the hand-over of CLIENT UNBLOCK through unblocked.
+	blockMu   sync.Mutex
+	blocked   bool
+	unblocked chan bool // buffered 1: true for ERROR, false for TIMEOUT
+}
+
+// BeginBlocked marks the client as waiting in a blocking command and returns the channel on
+// which CLIENT UNBLOCK reaches it (true: reply with the UNBLOCKED error). EndBlocked ends the
+// wait and drops an unblock that arrived too late to matter.
+func (cl *Client) BeginBlocked() <-chan bool {
+	cl.blockMu.Lock()
+	defer cl.blockMu.Unlock()
+	if cl.unblocked == nil {
+		cl.unblocked = make(chan bool, 1)
+	}
+	cl.blocked = true
+	return cl.unblocked
+}
+
+// EndBlocked: see BeginBlocked.
+func (cl *Client) EndBlocked() {
+	cl.blockMu.Lock()
+	defer cl.blockMu.Unlock()
+	cl.blocked = false
+	select {
+	case <-cl.unblocked:
+	default:
+	}
+}
+
+// unblock hands CLIENT UNBLOCK to the client if it is waiting in a blocking command.
+func (cl *Client) unblock(withError bool) bool {
+	cl.blockMu.Lock()
+	defer cl.blockMu.Unlock()
+	if !cl.blocked {
+		return false
+	}
+	select {
+	case cl.unblocked <- withError:
+		return true
+	default:
+		return false // already unblocked, not yet returned
+	}
 }
 
 // Release drops what the client holds in the shared store when its connection closes: its

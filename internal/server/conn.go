@@ -176,6 +176,8 @@ func (c *conn) waitBlocked() bool {
 	for i, a := range c.ctx.Args {
 		args[i] = append([]byte(nil), a...)
 	}
+	unblock := c.Client.BeginBlocked()
+	defer c.Client.EndBlocked()
 	for {
 		w, timeoutMs := c.ctx.Blocked, c.ctx.BlockTimeoutMs
 		c.ctx.Blocked = nil
@@ -207,6 +209,17 @@ func (c *conn) waitBlocked() bool {
 				} else {
 					<-w.Ready // served just now
 					served = true
+				}
+				break wait
+			case withError := <-unblock: // CLIENT UNBLOCK
+				switch {
+				case !s.store.Waiters.Remove(w):
+					<-w.Ready // served just now
+					served = true
+				case withError:
+					c.w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+				default:
+					bp.TimeoutReply(c.w)
 				}
 				break wait
 			case err := <-readDone:

@@ -166,13 +166,20 @@ func (r *Raw) Send(s string) {
 // Do sends a command as a multibulk and returns the raw reply.
 func (r *Raw) Do(args ...string) string {
 	r.t.Helper()
+	r.SendCmd(args...)
+	return r.ReadReply()
+}
+
+// SendCmd sends a command as a multibulk without reading its reply (a blocking command whose
+// reply comes later).
+func (r *Raw) SendCmd(args ...string) {
+	r.t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
 	r.Send(b.String())
-	return r.ReadReply()
 }
 
 // ReadReply reads one complete RESP2/RESP3 reply and returns its exact bytes.
