@@ -31,11 +31,12 @@ test:
 setup:
 	bash scripts/setup.sh
 
-## fuzz: fuzz the RESP reader, the snapshot decoder and the log reader for FUZZTIME each (an execution count, default 1000000x: see scripts/test.sh)
+## fuzz: fuzz the RESP reader, the snapshot decoder, the log reader and the DUMP decoder for FUZZTIME each (an execution count, default 1000000x: see scripts/test.sh)
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/resp/
 	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/persist/
 	$(GO) test -run='^$$' -fuzz='^FuzzLogReader$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/persist/
+	$(GO) test -run='^$$' -fuzz='^FuzzRestore$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2000x ./internal/rdb/
 
 ## bench: HotKV vs Redis 7 side by side; rewrites docs/benchmarks.md (BENCHARGS go to `hotkv-bench suite`)
 bench:
