@@ -326,3 +326,41 @@ func TestACLCatRateLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "user limiter on nopass ~rl:* resetchannels -@all +@ratelimit", list[1])
 }
+
+// TestACLRevokedChannelsDisconnect: when a user loses channel permissions, its subscribers
+// holding a subscription no longer allowed are disconnected, the others kept (Redis's
+// ACLKillPubsubClientsIfNeeded). The subscriptions come from the Pub/Sub code through
+// Client.PubSubState; here the test provides them.
+func TestACLRevokedChannelsDisconnect(t *testing.T) {
+	s := testutil.StartServer(t)
+	admin := s.Dial(t)
+	require.Equal(t, "+OK\r\n", admin.Do("ACL", "SETUSER", "sub", "on", "nopass", "+@all", "resetchannels", "&news.*", "&sport"))
+	subs := map[string]*testutil.Raw{}
+	for _, name := range []string{"chan", "pat", "idle"} {
+		r := rawProto(t, s, 2, "sub", "x")
+		require.Equal(t, "+OK\r\n", r.Do("CLIENT", "SETNAME", name))
+		subs[name] = r
+	}
+	for _, cl := range s.Clients() {
+		switch cl.Name {
+		case "chan":
+			cl.PubSubState = func() ([]string, []string, []string) { return []string{"news.tech"}, nil, nil }
+		case "pat":
+			cl.PubSubState = func() ([]string, []string, []string) { return nil, nil, []string{"sport"} }
+		case "idle":
+			cl.PubSubState = func() ([]string, []string, []string) { return nil, nil, nil }
+		}
+	}
+	// Still a superset: nobody is touched.
+	require.Equal(t, "+OK\r\n", admin.Do("ACL", "SETUSER", "sub", "&more"))
+	require.Equal(t, "+PONG\r\n", subs["chan"].Do("PING"))
+	// news.* goes: the channel subscriber goes with it; the pattern "sport" is kept literally.
+	require.Equal(t, "+OK\r\n", admin.Do("ACL", "SETUSER", "sub", "resetchannels", "&sport", "&more"))
+	require.True(t, subs["chan"].ReadEOF())
+	require.Equal(t, "+PONG\r\n", subs["pat"].Do("PING"))
+	require.Equal(t, "+PONG\r\n", subs["idle"].Do("PING"))
+	// A pattern subscription needs the very same pattern among the rules.
+	require.Equal(t, "+OK\r\n", admin.Do("ACL", "SETUSER", "sub", "resetchannels", "&s*"))
+	require.True(t, subs["pat"].ReadEOF())
+	require.Equal(t, "+PONG\r\n", subs["idle"].Do("PING"))
+}
