@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+
+	"github.com/hotkv/hotkv/internal/acl"
 )
 
 // Flag is a Redis command flag (COMMAND INFO's second element).
@@ -157,6 +159,9 @@ type Command struct {
 	Handler Handler
 	// GetKeys returns key argument indexes when the key specs cannot express them.
 	GetKeys func(args [][]byte) []int
+	// GetKeysSpecs names the key spec whose flags each key GetKeys returns has, in order, the
+	// last repeating (SORT: the key, then STORE's destination); nil means the first spec.
+	GetKeysSpecs []int
 	// KeyFlags gives the flags of the keys that a key spec marked variable_flags finds, from
 	// the full command line, as Redis's getkeys procedures for SET and BITFIELD do; COMMAND
 	// GETKEYSANDFLAGS reports them.
@@ -171,6 +176,8 @@ type Command struct {
 	Subcommands []*Command
 	subByName   map[string]*Command
 	parent      *Command
+	// aclID is the command's ID in the table's ACL catalog (acl_check.go).
+	aclID int
 
 	// Runtime statistics for INFO commandstats (Redis's "runtime populated data").
 	Calls, Usec, RejectedCalls, FailedCalls atomic.Int64
@@ -194,6 +201,8 @@ func (c *Command) Sub(name string) *Command { return c.subByName[name] }
 type Table struct {
 	byName map[string]*Command
 	all    []*Command
+	// acl is the ACL view of the table: every command and subcommand with an ID, by name.
+	acl *acl.Catalog
 }
 
 // NewTable builds a table from command rows, linking subcommands to their parents.
@@ -221,6 +230,7 @@ func NewTable(cmds ...[]*Command) *Table {
 		}
 	}
 	sort.Slice(t.all, func(i, j int) bool { return t.all[i].Name < t.all[j].Name })
+	t.acl = buildACLCatalog(t.all)
 	return t
 }
 

@@ -67,6 +67,9 @@ func resetCommand(c *Ctx) {
 	c.Client.NoEvict = false
 	c.Client.NoTouch = false
 	c.W.Proto = 2
+	if c.Client.ACLUser != nil {
+		c.Client.SetDefaultAuth(c.Srv.ACL())
+	}
 	c.W.Simple("RESET")
 }
 
@@ -92,13 +95,10 @@ func helloCommand(c *Ctx) {
 		more := len(c.Args) - 1 - i
 		switch {
 		case c.ArgIs(i, "auth") && more >= 2:
-			user, pass := string(c.Args[i+1]), string(c.Args[i+2])
-			if ok, _ := c.Srv.CheckPassword(user, pass); !ok {
-				c.Error("WRONGPASS invalid username-password pair or user is disabled.")
+			if !c.authenticate(string(c.Args[i+1]), string(c.Args[i+2])) {
+				c.Error(errWrongPass)
 				return
 			}
-			c.Client.Authenticated = true
-			c.Client.User = user
 			i += 2
 		case c.ArgIs(i, "setname") && more >= 1:
 			setName = c.Args[i+1]
@@ -164,20 +164,19 @@ func authCommand(c *Ctx) {
 	user, pass := "default", string(c.Args[1])
 	if len(c.Args) == 3 {
 		user, pass = string(c.Args[1]), string(c.Args[2])
-	}
-	ok, configured := c.Srv.CheckPassword(user, pass)
-	if !configured && len(c.Args) == 2 {
+	} else if c.Srv.ACL().Default().NoPass() {
+		// The old one-argument form keeps its old error when the default user has no password.
 		c.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
-	if !ok {
-		c.Error("WRONGPASS invalid username-password pair or user is disabled.")
+	if !c.authenticate(user, pass) {
+		c.Error(errWrongPass)
 		return
 	}
-	c.Client.Authenticated = true
-	c.Client.User = user
 	c.W.OK()
 }
+
+const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
 
 // validClientName applies Redis's rule: no spaces, newlines or other special characters.
 func validClientName(name []byte) string {
@@ -443,8 +442,7 @@ func clientKillCommand(c *Ctx) {
 		case c.ArgIs(i, "laddr"):
 			laddr = v
 		case c.ArgIs(i, "user"):
-			// HotKV has no ACL users yet: "default" is the only one.
-			if v != "default" {
+			if c.Srv.ACL().Get(v) == nil {
 				c.Error("ERR No such user '" + v + "'")
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -46,9 +47,17 @@ type Client struct {
 	LastCmd         atomic.Pointer[Command]
 	// Authenticated is false only while a password is required and not given yet.
 	Authenticated bool
-	User          string
-	NoEvict       bool
-	NoTouch       bool
+	// User is the name of the user the client is authenticated as (CLIENT LIST user=).
+	User string
+	// ACLUser is that user; nil for the server's own clients (AOF loading), which may run
+	// anything, as Redis's clients without a user.
+	ACLUser *acl.User
+	// PubSubState, when set by the Pub/Sub code, lists the client's subscriptions (channels,
+	// shard channels and patterns), so that ACL SETUSER can disconnect subscribers whose
+	// channels a user lost (Redis's ACLKillPubsubClientsIfNeeded).
+	PubSubState func() (channels, shardChannels, patterns []string)
+	NoEvict     bool
+	NoTouch     bool
 	// Flags for CLIENT LIST ("N" normal).
 	Flags string
 
@@ -167,8 +176,10 @@ type Server interface {
 	RunID() string
 	// Dirty counts writes since the last save.
 	AddDirty(n int64)
-	// RequirePass reports whether the default user needs a password (AUTH).
-	CheckPassword(user, pass string) (ok bool, configured bool)
+	// ACL is the user registry (AUTH, HELLO AUTH, ACL, the dispatcher's checks).
+	ACL() *acl.Registry
+	// ACLFile is the aclfile setting, "" when ACL SAVE and LOAD have no file.
+	ACLFile() string
 	// RateLimitSettings are the rate-limit directives (spec §9).
 	RateLimitSettings() RateLimitSettings
 }

@@ -28,6 +28,11 @@ func (t *Table) Exec(c *Ctx) {
 		}
 		return
 	}
+	// One nil check and one flag for the common case, a connection of the unrestricted
+	// default user: the checks themselves run only for restricted or unauthenticated clients.
+	if u := c.Client.ACLUser; u != nil && (!c.Client.Authenticated || !u.Unrestricted()) && !c.admit(cmd, u) {
+		return
+	}
 	if c.Client.multi.active && !runsInMulti(cmd) {
 		if cmd.Flags&FlagNoMulti != 0 || (cmd.parent != nil && cmd.parent.Flags&FlagNoMulti != 0) {
 			// Redis refuses these at queue time and the transaction then aborts.

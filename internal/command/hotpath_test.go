@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/persist"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -24,7 +25,11 @@ func newHotPath(tb testing.TB, journal store.Journal) *hotPath {
 	st.Journal = journal
 	c := &Ctx{W: resp.NewWriter(), Client: &Client{}, Srv: &rlBenchServer{}, Store: st, DB: st.DB(0), Now: harnessT0}
 	c.W.Buf = make([]byte, 0, 1<<16)
-	return &hotPath{rd: resp.NewReader(nil), c: c, tab: Default()}
+	tab := Default()
+	// A connection as the server makes it: the default user, unrestricted, authenticated,
+	// so the dispatcher's ACL check is on the measured path.
+	c.Client.SetDefaultAuth(acl.NewRegistry(tab.ACLCatalog()))
+	return &hotPath{rd: resp.NewReader(nil), c: c, tab: tab}
 }
 
 func encodeRequest(args ...string) []byte {

@@ -511,12 +511,18 @@ type KeyRef struct {
 func (c *Command) KeyRefs(args [][]byte) []KeyRef {
 	specs := c.keySpecs()
 	if c.GetKeys != nil {
-		var flags KeySpecFlag
-		if len(specs) > 0 {
-			flags = specs[0].Flags
-		}
+		// Each key takes the flags of the spec GetKeysSpecs names for it: SORT's key is read
+		// and its STORE destination written, as Redis's sortGetKeys reports them.
 		var out []KeyRef
-		for _, p := range c.GetKeys(args) {
+		for i, p := range c.GetKeys(args) {
+			var flags KeySpecFlag
+			if len(specs) > 0 {
+				si := 0
+				if n := len(c.GetKeysSpecs); n > 0 {
+					si = c.GetKeysSpecs[min(i, n-1)]
+				}
+				flags = specs[min(si, len(specs)-1)].Flags
+			}
 			out = append(out, KeyRef{Pos: p, Flags: flags})
 		}
 		return out

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"github.com/hotkv/hotkv/internal/acl"
 	"math"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func sortCommands() []*Command {
 		ACL: []string{"write", "set", "sortedset", "list", "slow", "dangerous"}, FirstKey: 1, LastKey: 1, Step: 1,
 		KeySpecs: []KeySpec{sortKey, {Flags: KSRO | KSAccess, Notes: byGetNotes},
 			{Flags: KSOW | KSUpdate, Notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"}},
-		GetKeys: sortGetKeys, Global: true, Group: "generic", Since: "1.0.0", Complexity: complexity,
+		GetKeys: sortGetKeys, GetKeysSpecs: []int{0, 2}, Global: true, Group: "generic", Since: "1.0.0", Complexity: complexity,
 		Syntax:  "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC | DESC] [ALPHA] [STORE destination]",
 		Summary: "Sort the elements in a list, set or sorted set",
 		Doc: "A BY or GET pattern holds every shard of the database while SORT runs (the keys it reads are known only then). " +
@@ -107,9 +108,18 @@ func sortGeneric(c *Ctx, readonly bool) {
 			sortBy = c.Args[j+1]
 			if bytes.IndexByte(sortBy, '*') < 0 {
 				dontsort = true
+			} else if !c.fullKeyAccess(acl.PermRead) {
+				// The pattern reaches keys no key spec names: only a user who may read
+				// every key may use it (Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess).
+				c.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
+				return
 			}
 			j++
 		case c.ArgIs(j, "get") && left >= 1:
+			if !c.fullKeyAccess(acl.PermRead) {
+				c.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
+				return
+			}
 			gets = append(gets, c.Args[j+1])
 			j++
 		default:

@@ -22,6 +22,7 @@ func groups() [][]*Command {
 		rateLimitCommands(),
 		transactionCommands(),
 		scriptingCommands(),
+		aclCommands(),
 	}
 }
 

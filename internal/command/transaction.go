@@ -226,6 +226,9 @@ func execCommand(c *Ctx) {
 	for _, q := range m.queue {
 		c.Args = q.args
 		c.hashedKey = nil
+		if !c.aclExecCheck(q.cmd) {
+			continue
+		}
 		t.run(c, q.cmd)
 	}
 	if c.tx != nil {

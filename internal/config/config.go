@@ -65,7 +65,14 @@ type Config struct {
 	byName map[string]*Directive
 	values map[string]string
 	hooks  []func(name, value string)
+	// users are the config file's `user` lines (name and rules), kept apart from the table:
+	// each line declares one ACL user, and they are not CONFIG GET values.
+	users [][]string
 }
+
+// Users returns the `user <name> <rules...>` lines of the config file and flags, each split
+// into words, in order.
+func (c *Config) Users() [][]string { return c.users }
 
 // New builds a Config over the table with every default applied.
 func New(table []*Directive) *Config {

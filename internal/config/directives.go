@@ -25,6 +25,16 @@ func Directives() []*Directive {
 		{Name: "proto-max-bulk-len", Type: Memory, Default: "536870912", Min: 1 << 20, Max: 1<<63 - 1, Mutable: true, Group: "network",
 			Doc: "Largest bulk string a client may send, and the largest string SETRANGE/APPEND may build."},
 
+		// Security (docs/security.md)
+		{Name: "requirepass", Type: String, Default: "", Mutable: true, Group: "security",
+			Doc: "Password of the `default` user: clients must `AUTH <password>` (or `HELLO 3 AUTH default <password>`) before any other command. Empty makes the default user `nopass` again. The same as `ACL SETUSER default resetpass ><password>`; stored hashed (SHA-256) in the user, while CONFIG GET shows it as set, as in Redis."},
+		{Name: "aclfile", Type: String, Default: "", Group: "security",
+			Doc: "ACL file (Redis's format: one `user <name> <rules...>` line per user) loaded at startup, read again by ACL LOAD and rewritten by ACL SAVE. A file with any error stops the start. Cannot be combined with `user` lines in the config file."},
+		{Name: "acllog-max-len", Type: Int, Default: "128", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "security",
+			Doc: "Most entries ACL LOG keeps (denied commands, keys, channels and failed authentications)."},
+		{Name: "acl-pubsub-default", Type: Enum, Default: "resetchannels", Values: []string{"allchannels", "resetchannels"}, Mutable: true, Group: "security",
+			Doc: "Channel permissions new ACL users start with: `resetchannels` (none, Redis 7's default) or `allchannels`. Users that exist keep theirs."},
+
 		// General
 		{Name: "databases", Type: Int, Default: "16", Min: 1, Max: 1<<31 - 1, Group: "general",
 			Doc: "Number of numbered databases (SELECT 0 .. databases-1)."},

@@ -126,6 +126,10 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 	// redis.conf, instead of being a duplicate error; Accumulate directives add up instead.
 	seen := map[*Directive]bool{}
 	for _, p := range pairs {
+		if p[0] == "user" {
+			c.users = append(c.users, strings.Fields(p[1]))
+			continue
+		}
 		if d := c.Lookup(p[0]); d != nil && d.Accumulate {
 			if seen[d] && p[1] != "" && c.Get(d.Name) != "" {
 				p[1] = c.Get(d.Name) + " " + p[1]

@@ -26,6 +26,8 @@ type conn struct {
 
 	killOnce sync.Once
 	killed   bool
+	// writeDeadline is set while an unauthenticated client's writes are bounded (flush).
+	writeDeadline bool
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -35,8 +37,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.LAddr = nc.LocalAddr().String()
 	c.CreatedAt = time.Now()
 	c.LastInteraction.Store(time.Now().UnixMilli())
-	c.Authenticated = true
-	c.User = "default"
+	c.SetDefaultAuth(s.acl)
 	c.Flags = "N"
 	c.rd = resp.NewReader(nc)
 	c.w = resp.NewWriter()
@@ -97,6 +98,8 @@ func (c *conn) runBatch() bool {
 	c.ctx.BeginBatch()
 	n := 0
 	for {
+		// Until it authenticates, a client may only send small requests (Redis's limits).
+		c.rd.Unauthenticated = !c.Authenticated && s.acl.AuthRequired()
 		args, err := c.rd.Next()
 		if err != nil {
 			var pe *resp.ProtocolError
@@ -153,6 +156,15 @@ func (c *conn) flush() bool {
 		if err := a.waitDurable(); err != nil {
 			return false
 		}
+	}
+	// An unauthenticated client that does not read its replies is disconnected instead of
+	// holding the connection (Redis closes it past 1 KB of pending output).
+	if !c.Authenticated && c.srv.acl.AuthRequired() {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		c.writeDeadline = true
+	} else if c.writeDeadline {
+		_ = c.nc.SetWriteDeadline(time.Time{})
+		c.writeDeadline = false
 	}
 	n, err := c.nc.Write(c.w.Buf)
 	c.srv.stats.netOutput.Add(int64(n))

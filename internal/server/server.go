@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
@@ -42,6 +43,7 @@ type Server struct {
 	clock *clock.Debuggable
 	store *store.Store
 	table *command.Table
+	acl   *acl.Registry
 	log   *slog.Logger
 	runID string
 	start time.Time
@@ -119,6 +121,7 @@ func New(cfg *config.Config, logger *slog.Logger) *Server {
 		clients: map[int64]*conn{},
 		done:    make(chan struct{}),
 	}
+	s.acl = acl.NewRegistry(s.table.ACLCatalog())
 	command.JournalExpiries(s.store) // expired keys are journaled as DEL (command/effects.go)
 	s.stats.errorStats = map[string]int64{}
 	s.stats.lastSave.Store(time.Now().Unix())
@@ -184,6 +187,12 @@ func (s *Server) applyConfig(name, value string) {
 		if value == "no" {
 			s.stopAOF()
 		}
+	case "requirepass":
+		s.acl.SetRequirePass(value)
+	case "acllog-max-len":
+		s.acl.Log.SetMax(n)
+	case "acl-pubsub-default":
+		s.acl.SetPubSubDefault(value == "allchannels")
 	}
 }
 
@@ -207,6 +216,11 @@ func (s *Server) AddListener(ln net.Listener) {
 // file and the offset of the damage; nothing is served then.
 func (s *Server) Start() error {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if err := s.loadACLAtStartup(); err != nil {
+		s.closeListeners()
+		s.cancel()
+		return err
+	}
 	var err error
 	if s.cfg.GetBool("appendonly") {
 		err = s.startAOF()
@@ -400,6 +414,7 @@ func (s *Server) ResetStats(held bool) {
 	s.stats.errorStats = map[string]int64{}
 	s.stats.errMu.Unlock()
 	s.stats.totalErrorReplies.Store(0)
+	s.acl.Log.ResetStats()
 	s.stats.connectionsReceived.Store(0)
 	s.stats.rejectedConns.Store(0)
 	s.stats.commandsProcessed.Store(0)
@@ -519,11 +534,35 @@ func (s *Server) RunID() string { return s.runID }
 // AddDirty counts changes since the last save.
 func (s *Server) AddDirty(n int64) { s.stats.dirty.Add(n) }
 
-// CheckPassword is AUTH's check. Until ACLs arrive (the security issue) the only user is
-// Redis's default "nopass" user: any password is accepted for it (AUTH default x is OK, as in
-// Redis) and AUTH <password> alone gets Redis's "no password configured" error.
-func (s *Server) CheckPassword(user, pass string) (ok, configured bool) {
-	return user == "default", false
+// ACL is the user registry.
+func (s *Server) ACL() *acl.Registry { return s.acl }
+
+// ACLFile is the aclfile setting (immutable, so read without caching).
+func (s *Server) ACLFile() string { return s.cfg.Get("aclfile") }
+
+// loadACLAtStartup creates the users of the config file's `user` lines, or loads aclfile, and
+// refuses to start on any error, with Redis's messages (ACLLoadUsersAtStartup).
+func (s *Server) loadACLAtStartup() error {
+	file, lines := s.cfg.Get("aclfile"), s.cfg.Users()
+	if file != "" && len(lines) > 0 {
+		return errors.New("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. " +
+			"This setup is very likely to lead to configuration errors and security holes, please define either an ACL file " +
+			"or declare users directly in your redis.conf, but not both.")
+	}
+	if err := s.acl.LoadConfigured(lines); err != nil {
+		return fmt.Errorf("%s\nCritical error while loading ACLs. Exiting.", err)
+	}
+	if file != "" {
+		if _, err := s.acl.LoadFile(file, file); err != nil {
+			return fmt.Errorf("Aborting Redis startup because of ACL errors: %s", err)
+		}
+	}
+	for _, name := range s.acl.Names() {
+		if u := s.acl.Get(name); u != nil && !u.Enabled() && name != "default" {
+			s.log.Info(fmt.Sprintf("The user '%s' is disabled (there is no 'on' modifier in the user description). Make sure this is not a configuration error.", name))
+		}
+	}
+	return nil
 }
 
 // RateLimitSettings returns the rate-limit directives the handlers need, read from atomics so
