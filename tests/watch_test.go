@@ -291,3 +291,23 @@ func TestWatchManyClients(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, clients*rounds, n, "optimistic increments are never lost")
 }
+
+// TestWatchSMoveDestination: SMOVE of a member the destination already has changes only the
+// source, so a WATCH on the destination holds (Redis's "SMOVE only notify dstset when the
+// addition is successful").
+func TestWatchSMoveDestination(t *testing.T) {
+	s := testutil.StartServer(t)
+	r, other := s.Dial(t), s.Dial(t)
+	r.Do("SADD", "src", "a", "b")
+	r.Do("SADD", "dst", "a")
+	r.Do("WATCH", "dst")
+	require.Equal(t, ":1\r\n", other.Do("SMOVE", "src", "dst", "a"))
+	r.Do("MULTI")
+	r.Do("SADD", "dst", "c")
+	require.Equal(t, "*1\r\n:1\r\n", r.Do("EXEC"))
+	r.Do("WATCH", "dst")
+	require.Equal(t, ":1\r\n", other.Do("SMOVE", "src", "dst", "b"))
+	r.Do("MULTI")
+	r.Do("PING")
+	require.Equal(t, "*-1\r\n", r.Do("EXEC"))
+}

@@ -471,8 +471,13 @@ func smoveCommand(c *Ctx) {
 		ds = dst.Val.Obj().(*types.Set)
 	}
 	dirty := int64(1)
+	// WATCH sees the destination change only when the member was new there, as Redis
+	// signals it.
+	c.touched = true
+	c.touchIn(c.DB, srcKey)
 	if ds.Add(member) {
 		dirty++
+		c.touchIn(c.DB, dstKey)
 	}
 	c.Dirty(dirty)
 	c.W.Int(1)
