@@ -200,3 +200,48 @@ func TestDumpStream(t *testing.T) {
 	t.Cleanup(func() { _ = red.Close() })
 	require.Error(t, red.Restore(ctx, "x", 0, p).Err(), "Redis must refuse HotKV's private payload")
 }
+
+// TestRestoreRedisStream: a stream with consumer groups and pending entries, DUMPed by Redis 7,
+// restores into HotKV with the same entries, counters, groups and pending entries.
+func TestRestoreRedisStream(t *testing.T) {
+	red := redis.NewClient(&redis.Options{Addr: startCompatRedis(t), Protocol: 2})
+	t.Cleanup(func() { _ = red.Close() })
+	hot := testutil.StartServer(t).Client(t, 2)
+	for i := 1; i <= 300; i++ {
+		fields := []any{"f", i, "g", "v"}
+		if i%7 == 0 {
+			fields = []any{"other", i} // different fields than the node's master entry
+		}
+		red.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: fmt.Sprintf("%d-%d", 1000+i/3, i%3), Values: fields})
+	}
+	red.XDel(ctx, "x", "1010-0", "1020-1")
+	red.XGroupCreate(ctx, "x", "g1", "0")
+	red.XGroupCreate(ctx, "x", "g2", "$")
+	red.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g1", Consumer: "alice", Streams: []string{"x", ">"}, Count: 5})
+	red.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g1", Consumer: "bob", Streams: []string{"x", ">"}, Count: 3})
+	red.XAck(ctx, "x", "g1", "1000-1")
+	red.XGroupCreateConsumer(ctx, "x", "g2", "carol")
+	red.XTrimMaxLen(ctx, "x", 250)
+
+	p, err := red.Dump(ctx, "x").Result()
+	require.NoError(t, err)
+	require.NoError(t, hot.Restore(ctx, "x", 0, p).Err())
+	require.Equal(t, red.XRange(ctx, "x", "-", "+").Val(), hot.XRange(ctx, "x", "-", "+").Val())
+	require.Equal(t, red.XInfoGroups(ctx, "x").Val(), hot.XInfoGroups(ctx, "x").Val())
+	for _, g := range []string{"g1", "g2"} {
+		rp := red.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "x", Group: g, Start: "-", End: "+", Count: 100}).Val()
+		hp := hot.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "x", Group: g, Start: "-", End: "+", Count: 100}).Val()
+		require.Equal(t, len(rp), len(hp), g)
+		for i := range rp {
+			require.Equal(t, rp[i].ID, hp[i].ID)
+			require.Equal(t, rp[i].Consumer, hp[i].Consumer)
+			require.Equal(t, rp[i].RetryCount, hp[i].RetryCount)
+		}
+	}
+	ri, hi := red.XInfoStream(ctx, "x").Val(), hot.XInfoStream(ctx, "x").Val()
+	require.Equal(t, ri.Length, hi.Length)
+	require.Equal(t, ri.LastGeneratedID, hi.LastGeneratedID)
+	require.Equal(t, ri.MaxDeletedEntryID, hi.MaxDeletedEntryID)
+	require.Equal(t, ri.EntriesAdded, hi.EntriesAdded)
+	require.Equal(t, ri.RecordedFirstEntryID, hi.RecordedFirstEntryID)
+}

@@ -138,12 +138,45 @@ func restoredValue(o *rdb.Object, now int64) (store.Value, bool) {
 			h.Set(string(o.Elems[i]), string(o.Elems[i+1]))
 		}
 		return store.ObjValue(store.KindHash, h), true
+	case rdb.StreamValue:
+		return restoredStream(o.Stream)
 	case rdb.Private:
 		if f := privateLoaders[store.Kind(o.PrivateKind)]; f != nil {
 			return f(o.Str, now)
 		}
 	}
 	return store.Value{}, false
+}
+
+// restoredStream builds a stream read from a Redis payload, as Redis's loader does: a legacy
+// payload's groups get the entries-read Redis estimates for them.
+func restoredStream(rs *rdb.Stream) (store.Value, bool) {
+	x := types.NewStream()
+	for _, e := range rs.Entries {
+		x.Append(types.StreamID(e.ID), e.Fields)
+	}
+	x.SetMeta(types.StreamID(rs.LastID), rs.EntriesAdded, true, types.StreamID(rs.MaxDeleted))
+	for _, g := range rs.Groups {
+		read := g.EntriesRead
+		if rs.Legacy {
+			read = x.EstimateEntriesRead(types.StreamID(g.LastID))
+		}
+		sg := x.CreateGroup(string(g.Name), types.StreamID(g.LastID), read)
+		if sg == nil {
+			return store.Value{}, false // a duplicate group name
+		}
+		for _, c := range g.Consumers {
+			sc := sg.CreateConsumer(string(c.Name), c.SeenTime)
+			if sc == nil {
+				return store.Value{}, false
+			}
+			for _, p := range c.Pending {
+				n := sg.Assign(types.StreamID(p.ID), sc, p.DeliveryTime)
+				n.DeliveryCount = p.DeliveryCount
+			}
+		}
+	}
+	return store.ObjValue(store.KindStream, x), true
 }
 
 // privateLoaders decode HotKV-only payloads (rdb.TypeHotKV) from their snapshot payload at

@@ -228,6 +228,8 @@ func (r *reader) object() *Object {
 			o.Elems = append(o.Elems, elems[i])
 			o.Scores = append(o.Scores, v)
 		}
+	case typeStreamListpacks, typeStreamListpacks2, typeStreamListpacks3:
+		o.Kind, o.Stream = StreamValue, r.stream(t)
 	case TypeHotKV:
 		o.Kind, o.PrivateKind = Private, r.byte()
 		o.Str = r.str()

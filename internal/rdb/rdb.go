@@ -7,9 +7,10 @@
 // every Redis since 2.x loads (a string, a list, a set, a sorted set with binary scores, a
 // hash) with the RDB version of Redis 7.0, so Redis 7.0 and later accept HotKV's payloads.
 // RESTORE reads those and every compact encoding Redis 7.0 to 7.4 writes for these types
-// (ziplists, listpacks, intsets, quicklists, LZF-compressed strings). Streams and values with
-// per-field TTLs are not read from Redis payloads; HotKV writes its own streams under a
-// private type number that only HotKV reads (TypeHotKV).
+// (ziplists, listpacks, intsets, quicklists, LZF-compressed strings), and streams of every
+// version (5.0 to 7.2) with their consumer groups. Hashes with per-field TTLs (7.4) are not
+// read from Redis payloads; HotKV writes its own streams and such hashes under a private type
+// number that only HotKV reads (TypeHotKV).
 //
 // A payload is the object type byte, the object, the RDB version as two little-endian bytes,
 // and the CRC-64 (Jones polynomial, as Redis's crc64) of everything before it, little-endian.
@@ -34,6 +35,9 @@ const (
 	// Private is a HotKV-only value (TypeHotKV): PrivateKind and Str carry HotKV's own
 	// snapshot payload for it.
 	Private
+	// StreamValue is a stream from a Redis payload, in Object.Stream (RESTORE only: DUMP
+	// writes HotKV's streams as Private).
+	StreamValue
 )
 
 // Object is one decoded value. Members and fields are byte slices into fresh memory.
@@ -48,6 +52,8 @@ type Object struct {
 	Scores []float64
 	// PrivateKind is the HotKV store.Kind of a Private value.
 	PrivateKind uint8
+	// Stream is a StreamValue's content.
+	Stream *Stream
 }
 
 // Redis RDB object types.

@@ -182,6 +182,9 @@ func FuzzRestore(f *testing.F) {
 			}
 			return
 		}
+		if o.Kind == StreamValue {
+			return // DUMP writes streams in HotKV's own format, not this one
+		}
 		// Whatever decodes re-encodes and decodes to the same thing.
 		again, err := Restore(Dump(o))
 		if err != nil {

@@ -608,6 +608,10 @@ func (s *Stream) rangeHasTombstones(start StreamID) bool {
 	return !s.maxDeletedID.Less(start)
 }
 
+// EstimateEntriesRead is the entries-read Redis gives a group loaded from a payload that has
+// none (Redis 6.2 and older): estimateDistance of its last-delivered ID.
+func (s *Stream) EstimateEntriesRead(id StreamID) int64 { return s.estimateDistance(id) }
+
 // estimateDistance is Redis's streamEstimateDistanceFromFirstEverEntry: the logical read
 // counter of id, or -1 when it cannot be known.
 func (s *Stream) estimateDistance(id StreamID) int64 {
