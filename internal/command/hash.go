@@ -102,14 +102,6 @@ func hashWrite(c *Ctx, key []byte, create bool) (e *store.Entry, h *types.Hash, 
 	return e, e.Val.Obj().(*types.Hash), true
 }
 
-// removeIfEmpty deletes a hash key whose last field went, as Redis never keeps empty
-// aggregates.
-func removeIfEmpty(c *Ctx, e *store.Entry, h *types.Hash) {
-	if h.Len() == 0 {
-		c.DB.Remove(e)
-	}
-}
-
 func hsetCommand(c *Ctx) {
 	if len(c.Args)%2 == 1 {
 		c.ArityError()
@@ -126,6 +118,7 @@ func hsetCommand(c *Ctx) {
 		}
 	}
 	c.Dirty(int64(len(c.Args)-2) / 2)
+	c.notify(evHash, "hset", c.Args[1])
 	c.W.Int(int64(created))
 }
 
@@ -142,6 +135,7 @@ func hmsetCommand(c *Ctx) {
 		h.Set(string(c.Args[i]), string(c.Args[i+1]))
 	}
 	c.Dirty(int64(len(c.Args)-2) / 2)
+	c.notify(evHash, "hset", c.Args[1])
 	c.W.OK()
 }
 
@@ -161,6 +155,7 @@ func hsetnxCommand(c *Ctx) {
 	}
 	h.Set(string(c.Args[2]), string(c.Args[3]))
 	c.Dirty(1)
+	c.notify(evHash, "hset", c.Args[1])
 	if c.Store.Journal != nil {
 		c.Emit(c.DB.ID, effHSet, c.Args[1], c.Args[2], c.Args[3])
 	}
@@ -217,7 +212,11 @@ func hdelCommand(c *Ctx) {
 		}
 	}
 	if deleted > 0 {
-		removeIfEmpty(c, e, h)
+		c.notify(evHash, "hdel", c.Args[1])
+		if h.Len() == 0 {
+			c.DB.Remove(e)
+			c.notify(evGeneric, "del", c.Args[1])
+		}
 		c.Dirty(int64(deleted))
 	}
 	c.W.Int(int64(deleted))
@@ -325,6 +324,7 @@ func hashIncr(c *Ctx) {
 	cur += incr
 	h.Set(field, strconv.FormatInt(cur, 10))
 	c.Dirty(1)
+	c.notify(evHash, "hincrby", c.Args[1])
 	c.W.Int(cur)
 }
 
@@ -362,6 +362,7 @@ func hashIncrFloat(c *Ctx) {
 	b := formatLongDoubleHuman(value)
 	h.Set(field, string(b))
 	c.Dirty(1)
+	c.notify(evHash, "hincrbyfloat", c.Args[1])
 	if c.Store.Journal != nil {
 		c.Emit(c.DB.ID, effHSet, c.Args[1], c.Args[2], b)
 	}

@@ -21,6 +21,7 @@ func groups() [][]*Command {
 		rateLimitCommands(),
 		transactionCommands(),
 		scriptingCommands(),
+		pubsubCommands(),
 	}
 }
 

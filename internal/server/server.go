@@ -23,6 +23,7 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/hll"
+	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/store"
 	"github.com/hotkv/hotkv/internal/types"
@@ -75,6 +76,8 @@ type Server struct {
 
 	stats   stats
 	persist persistState
+	// hub is pub/sub, keyspace events and client-side caching (internal/pubsub).
+	hub *pubsub.Hub
 	// aof is the append-only log, set by Start when appendonly is yes (never changed after);
 	// aofPolicy is appendfsync.
 	aof       *aofLog
@@ -120,6 +123,11 @@ func New(cfg *config.Config, logger *slog.Logger) *Server {
 		done:    make(chan struct{}),
 	}
 	command.JournalExpiries(s.store) // expired keys are journaled as DEL (command/effects.go)
+	s.hub = pubsub.NewHub()
+	s.hub.OnDisconnect = func(id int64, class int) {
+		s.log.Warn("Client scheduled to be closed ASAP for overcoming of output buffer limits.", "id", id, "class", class)
+	}
+	s.watchKeyspace()
 	s.stats.errorStats = map[string]int64{}
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.persist.lastBgOK.Store(true)
@@ -178,6 +186,14 @@ func (s *Server) applyConfig(name, value string) {
 		if value == "no" {
 			s.stopAOF()
 		}
+	case "notify-keyspace-events":
+		s.setKeyspaceEvents(value)
+	case "client-output-buffer-limit":
+		for class, l := range config.OutputBufferLimits(value) {
+			s.hub.SetLimit(class, pubsub.Limit{Hard: l[0], Soft: l[1], SoftSeconds: l[2]})
+		}
+	case "tracking-table-max-keys":
+		s.hub.Tracking.SetMaxKeys(n)
 	}
 }
 
