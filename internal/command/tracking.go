@@ -71,7 +71,21 @@ func (c *Ctx) trackingFlushed() {
 // trackRead remembers the keys a read-only command read, for a connection tracking in the
 // default mode (Redis's trackingRememberKeys): not in BCAST mode, and in OPTIN (OPTOUT) mode
 // only right after CLIENT CACHING YES (unless after CLIENT CACHING NO).
-func (c *Ctx) trackRead(cmd *Command) {
+func (c *Ctx) trackRead(cmd *Command) { c.trackKeys(cmd, c.Args) }
+
+// TrackScriptRead is the scripting engine's hook: when a script this connection runs executes
+// a read-only command, Redis 7.0 remembers the keys the script declared (the key arguments of
+// EVAL, EVALSHA or FCALL), not those the inner command read, for client-side caching. Call it
+// with the script command and its arguments, unless it is EVAL_RO, EVALSHA_RO or FCALL_RO,
+// which Redis leaves to their inner commands; the inner command itself should then not be
+// tracked on its own (run it with a Ctx whose Client does not track).
+func (c *Ctx) TrackScriptRead(script *Command, args [][]byte) {
+	if c.Client.tracking {
+		c.trackKeys(script, args)
+	}
+}
+
+func (c *Ctx) trackKeys(cmd *Command, args [][]byte) {
 	cl := c.Client
 	if cl.trackBCast || cl.Sub == nil || c.Hub == nil || cmd.Flags&FlagPubSub != 0 {
 		return
@@ -79,14 +93,14 @@ func (c *Ctx) trackRead(cmd *Command) {
 	if (cl.trackOptIn && !cl.caching) || (cl.trackOptOut && cl.caching) {
 		return
 	}
-	idx := cmd.KeyIndexes(c.Args)
+	idx := cmd.KeyIndexes(args)
 	if len(idx) == 0 {
 		return
 	}
 	keys := make([][]byte, 0, len(idx))
 	for _, i := range idx {
-		if i < len(c.Args) {
-			keys = append(keys, c.Args[i])
+		if i < len(args) {
+			keys = append(keys, args[i])
 		}
 	}
 	c.Hub.Tracking.Remember(cl.Sub, keys)

@@ -273,7 +273,14 @@ func (t *Tracking) Flush(b *Batch, local Local) {
 // without repeats (Redis keeps them in a radix tree), leaving out keys changed by a NOLOOP
 // client itself: here all of them were changed by exec.
 func (t *Tracking) broadcastLocked(changed [][]byte, exec *Sub, local Local) {
-	for p, subs := range t.prefixes {
+	// Prefixes in order, as Redis walks its radix tree: the messages come in that order.
+	prefixes := make([]string, 0, len(t.prefixes))
+	for p := range t.prefixes {
+		prefixes = append(prefixes, p)
+	}
+	sort.Strings(prefixes)
+	for _, p := range prefixes {
+		subs := t.prefixes[p]
 		var keys [][]byte
 		for _, k := range changed {
 			if len(k) >= len(p) && string(k[:len(p)]) == p {
