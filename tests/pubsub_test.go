@@ -356,3 +356,42 @@ func TestClientReply(t *testing.T) {
 		require.Equal(t, "-ERR syntax error\r\n", r.Do("CLIENT", "REPLY", "MAYBE"))
 	})
 }
+
+// TestPubSubBusyChannelDoesNotStarveReplies: while a channel keeps a RESP3 subscriber's
+// writer busy, the subscriber's own replies still go out, queued behind the messages
+// before them.
+func TestPubSubBusyChannelDoesNotStarveReplies(t *testing.T) {
+	s := testutil.StartServer(t)
+	sub := rawProto(t, s, 3)
+	require.Equal(t, msgBytes(3, "subscribe", "busy", ":1"), sub.Do("SUBSCRIBE", "busy"))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := s.Client(t, 2)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					c.Publish(ctx, "busy", strings.Repeat("m", 512))
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for i := range 20 {
+		sub.Send("*2\r\n$4\r\nECHO\r\n$" + strconv.Itoa(len(strconv.Itoa(i))) + "\r\n" + strconv.Itoa(i) + "\r\n")
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			r := sub.ReadReply()
+			if !strings.HasPrefix(r, ">") {
+				require.Equal(t, bulk(strconv.Itoa(i)), r)
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "no reply among the messages")
+		}
+	}
+}

@@ -326,9 +326,7 @@ func blockingPop(c *Ctx, left bool) {
 		c.W.Array(2)
 		c.W.Bulk(key)
 		c.W.BulkString(popOne(l, left))
-		if l.Len() == 0 {
-			c.DB.Remove(e)
-		}
+		c.listPopped(c.DB, e, key, l, left)
 		c.Dirty(1)
 		if c.Store.Journal != nil {
 			name := effRPop

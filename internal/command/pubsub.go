@@ -15,6 +15,10 @@ import (
 // message it publishes to itself, an event of its own write, a subscription confirmation) are
 // written into its reply buffer through pushWriter, which keeps them when CLIENT REPLY OFF or
 // SKIP drops the command's reply, as Redis always sends pushes.
+//
+// PUBLISH and SPUBLISH change no data and journal no effect: Redis propagates them to
+// replicas but never to its AOF, so replaying a log must not publish again. Replication, when
+// it comes, should carry them outside the effect journal.
 
 func pubsubCommands() []*Command {
 	sub := func(name string, arity int, syntax, since, complexity, summary string, h Handler) *Command {

@@ -114,7 +114,7 @@ type Sub struct {
 func (h *Hub) NewSub(id int64, w interface{ Write([]byte) (int, error) }, kill func()) *Sub {
 	s := &Sub{ID: id, hub: h}
 	s.proto.Store(2)
-	s.out.init(w, kill)
+	s.out.init(w, kill, &h.NetOutput)
 	h.cmu.Lock()
 	h.clients[id] = s
 	h.cmu.Unlock()
@@ -182,17 +182,7 @@ func (s *Sub) Active() bool { return s.out.active.Load() }
 
 // Flush writes the connection's replies after whatever pushes were queued before them. The
 // connection's goroutine calls it instead of writing its socket once Active.
-func (s *Sub) Flush(reply []byte) error {
-	n := int64(len(reply))
-	s.out.mu.Lock()
-	n += s.out.queued
-	s.out.mu.Unlock()
-	err := s.out.flush(reply)
-	if err == nil {
-		s.hub.NetOutput.Add(n)
-	}
-	return err
-}
+func (s *Sub) Flush(reply []byte) error { return s.out.flush(reply) }
 
 // Pending is the size of the connection's unsent output (CLIENT LIST omem).
 func (s *Sub) Pending() int64 { return s.out.Pending() }

@@ -28,6 +28,9 @@ type outbox struct {
 	queue   [][]byte
 	queued  int64
 	pending int64
+	// enq counts every byte ever queued and done every byte written, so that a flush waiting
+	// behind a writer knows when its own bytes are out.
+	enq, done int64
 	// writing is set while a goroutine (the connection's or a drainer) owns the socket.
 	writing bool
 	closed  bool
@@ -47,11 +50,14 @@ type outbox struct {
 
 	w    io.Writer
 	kill func()
+	// written counts the bytes written, for INFO's total_net_output_bytes.
+	written *atomic.Int64
 }
 
-func (o *outbox) init(w io.Writer, kill func()) {
+func (o *outbox) init(w io.Writer, kill func(), written *atomic.Int64) {
 	o.cond.L = &o.mu
 	o.w = w
+	o.written = written
 	o.kill = kill
 	o.wake = make(chan struct{}, 1)
 }
@@ -67,6 +73,7 @@ func (o *outbox) enqueue(chunk []byte, lim Limit, now int64) (ok, overLimit bool
 	o.queue = append(o.queue, chunk)
 	o.queued += int64(len(chunk))
 	o.pending += int64(len(chunk))
+	o.enq += int64(len(chunk))
 	o.active.Store(true)
 	if o.overLimitLocked(lim, now) {
 		o.closeLocked()
@@ -129,22 +136,40 @@ func (o *outbox) take(reply []byte) {
 		o.queue = append(o.queue, chunk)
 		o.queued += int64(len(chunk))
 		o.pending += int64(len(chunk))
+		o.enq += int64(len(chunk))
 	}
 	o.active.Store(true)
 	o.mu.Unlock()
 }
 
 // flush writes everything queued and then reply, from the connection's own goroutine; it
-// returns once reply is written (or failed). A drainer that holds the socket finishes first;
-// whatever is queued after reply is left to a new drainer.
+// returns once reply is written (or failed), so a client that does not read holds up only its
+// own connection. When a drainer owns the socket, reply is queued behind what it has and
+// flush waits until those bytes are out: a busy channel cannot starve the replies.
 func (o *outbox) flush(reply []byte) error {
 	o.mu.Lock()
-	for o.writing && !o.closed {
-		o.cond.Wait()
-	}
 	if o.closed {
 		o.mu.Unlock()
 		return net.ErrClosed
+	}
+	if o.writing {
+		if len(reply) > 0 {
+			chunk := append([]byte(nil), reply...)
+			o.queue = append(o.queue, chunk)
+			o.queued += int64(len(chunk))
+			o.pending += int64(len(chunk))
+			o.enq += int64(len(chunk))
+		}
+		target := o.enq
+		for o.done < target && !o.closed {
+			o.cond.Wait()
+		}
+		closed := o.closed
+		o.mu.Unlock()
+		if closed {
+			return net.ErrClosed
+		}
+		return nil
 	}
 	o.writing = true
 	bufs, n := o.queue, o.queued
@@ -164,6 +189,7 @@ func (o *outbox) flush(reply []byte) error {
 	err := o.write(bufs)
 	o.mu.Lock()
 	o.pending -= n
+	o.done += n
 	o.writing = false
 	if err != nil {
 		o.closeLocked()
@@ -192,6 +218,8 @@ func (o *outbox) drain() {
 		err := o.write(bufs)
 		o.mu.Lock()
 		o.pending -= n
+		o.done += n
+		o.cond.Broadcast()
 		if err != nil {
 			o.closeLocked()
 			o.writing = false
@@ -209,12 +237,19 @@ func (o *outbox) write(bufs [][]byte) error {
 	if len(bufs) == 0 {
 		return nil
 	}
+	var n int64
+	var err error
 	if len(bufs) == 1 {
-		_, err := o.w.Write(bufs[0])
-		return err
+		var m int
+		m, err = o.w.Write(bufs[0])
+		n = int64(m)
+	} else {
+		nb := net.Buffers(bufs)
+		n, err = nb.WriteTo(o.w)
 	}
-	nb := net.Buffers(bufs)
-	_, err := nb.WriteTo(o.w)
+	if o.written != nil {
+		o.written.Add(n)
+	}
 	return err
 }
 
