@@ -152,6 +152,7 @@ func setbitCommand(c *Ctx) {
 	if grown || old != on {
 		b[i] = b[i]&^(1<<shift) | byte(on)<<shift
 		c.Dirty(1)
+		c.notify(evString, "setbit", c.Args[1])
 	}
 	c.W.Int(old)
 }
@@ -428,6 +429,7 @@ func bitopCommand(c *Ctx) {
 	if maxLen == 0 {
 		if c.DB.Delete(dest, c.Now) {
 			c.Dirty(1)
+			c.notify(evGeneric, "del", dest)
 		}
 		c.W.Int(0)
 		return
@@ -462,6 +464,7 @@ func bitopCommand(c *Ctx) {
 	}
 	c.DB.Set(dest, store.BytesValue(res), 0, false, c.Now)
 	c.Dirty(1)
+	c.notify(evString, "set", dest)
 	c.W.Int(int64(maxLen))
 }
 
@@ -664,6 +667,9 @@ func bitfieldGeneric(c *Ctx, readOnlyCmd bool) {
 		}
 	}
 	c.Dirty(max(changes, created))
+	if max(changes, created) > 0 {
+		c.notify(evString, "setbit", c.Args[1])
+	}
 }
 
 // getUnsignedBitfield reads width bits at bit offset off, most significant first.

@@ -141,9 +141,7 @@ func (c *Ctx) serveReady() {
 					b.w.BulkString(popOne(l, b.left))
 				}
 			}
-			if l.Len() == 0 {
-				db.Remove(e)
-			}
+			c.listPopped(db, e, rk.key, l, b.left)
 			if c.Srv != nil {
 				c.Srv.AddDirty(int64(n))
 			}
@@ -190,9 +188,8 @@ func (c *Ctx) serveMove(db *store.DB, src []byte, e *store.Entry, l *types.List,
 	} else {
 		dl.PushRight(v)
 	}
-	if l.Len() == 0 {
-		db.Remove(e)
-	}
+	c.notifyIn(db.ID, evList, pushEvent(b.toLeft), b.dst)
+	c.listPopped(db, e, src, l, b.left)
 	b.w.BulkString(v)
 	if c.Srv != nil {
 		c.Srv.AddDirty(2)
@@ -228,9 +225,7 @@ func (c *Ctx) serveZPop(db *store.DB, key []byte, e *store.Entry, b *BlockedPop)
 		b.w.Double(score)
 		eff = append(eff, []byte(member))
 	}
-	if z.Len() == 0 {
-		db.Remove(e)
-	}
+	c.zsetPopped(db, e, key, z, !b.left)
 	if c.Srv != nil {
 		c.Srv.AddDirty(int64(n))
 	}
@@ -261,9 +256,7 @@ func bzpop(c *Ctx, max bool) {
 		c.W.Bulk(key)
 		c.W.BulkString(member)
 		c.W.Double(score)
-		if z.Len() == 0 {
-			c.DB.Remove(e)
-		}
+		c.zsetPopped(c.DB, e, key, z, max)
 		c.Dirty(1)
 		if c.Store.Journal != nil {
 			c.Emit(c.DB.ID, effZRem, key, []byte(member))
@@ -359,9 +352,7 @@ func blockingPop(c *Ctx, left bool) {
 		c.W.Array(2)
 		c.W.Bulk(key)
 		c.W.BulkString(popOne(l, left))
-		if l.Len() == 0 {
-			c.DB.Remove(e)
-		}
+		c.listPopped(c.DB, e, key, l, left)
 		c.Dirty(1)
 		if c.Store.Journal != nil {
 			name := effRPop

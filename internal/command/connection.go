@@ -40,6 +40,17 @@ func connectionCommands() []*Command {
 }
 
 func pingCommand(c *Ctx) {
+	if c.Client.pubsubMode && c.W.Proto == 2 && len(c.Args) <= 2 {
+		// In RESP2 pub/sub mode a reply must look like a message: ["pong", message].
+		c.W.Array(2)
+		c.W.BulkString("pong")
+		if len(c.Args) == 2 {
+			c.W.Bulk(c.Args[1])
+		} else {
+			c.W.BulkString("")
+		}
+		return
+	}
 	switch len(c.Args) {
 	case 1:
 		c.W.Simple("PONG")
@@ -62,6 +73,13 @@ func quitCommand(c *Ctx) {
 func resetCommand(c *Ctx) {
 	c.Client.multi = multiState{}
 	c.Store.Watches.Unwatch(&c.Client.watch)
+	c.disableTracking()
+	if c.Client.Sub != nil && c.Hub != nil {
+		c.Hub.UnsubscribeAll(c.Client.Sub)
+		c.Client.Sub.SetProto(2)
+	}
+	c.Client.pubsubMode = false
+	c.Client.replyOff, c.Client.replySkipNext = false, false
 	c.SelectDB(0)
 	c.Client.Name = ""
 	c.Client.NoEvict = false
@@ -70,6 +88,7 @@ func resetCommand(c *Ctx) {
 	if c.Client.ACLUser != nil {
 		c.Client.SetDefaultAuth(c.Srv.ACL())
 	}
+	c.side.Proto = 2
 	c.W.Simple("RESET")
 }
 
@@ -121,6 +140,10 @@ func helloCommand(c *Ctx) {
 		c.Client.Name = string(setName)
 	}
 	c.W.Proto = proto
+	c.side.Proto = proto
+	if c.Client.Sub != nil {
+		c.Client.Sub.SetProto(proto)
+	}
 	c.W.Map(7)
 	c.W.BulkString("server")
 	c.W.BulkString("redis")
@@ -215,7 +238,7 @@ func clientSubcommands() []*Command {
 	unblock.ACL = []string{"admin", "slow", "dangerous", "connection"}
 	help := sub("help", 2, 0, "5.0.0", "", "Show helpful text about the different subcommands", clientHelpCommand)
 	help.Flags &^= FlagNoScript
-	return []*Command{
+	return append([]*Command{
 		sub("id", 2, 0, "5.0.0", "", "Returns the client ID for the current connection", func(c *Ctx) { c.W.Int(c.Client.ID) }),
 		sub("setname", 3, 0, "2.6.9", "connection-name", "Set the current connection name", clientSetNameCommand),
 		sub("getname", 2, 0, "2.6.9", "", "Get the current connection name", func(c *Ctx) {
@@ -243,7 +266,7 @@ func clientSubcommands() []*Command {
 			}
 		}),
 		help,
-	}
+	}, trackingSubcommands()...)
 }
 
 // clientUnblockCommand is CLIENT UNBLOCK: a client waiting in a blocking command returns at
@@ -332,8 +355,25 @@ func clientInfoLine(cl *Client, nowMs int64) string {
 	if cl.Writer != nil {
 		proto = cl.Writer.Proto
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
-		cl.ID, cl.Addr, cl.LAddr, cl.FD, cl.Name, age, idle, cl.Flags, cl.DB, last, cl.User, proto, cl.LibName, cl.LibVer)
+	flags := ""
+	var nsub, npsub, nssub int
+	var omem int64
+	redir := int64(-1)
+	if cl.Sub != nil {
+		nsub, npsub, nssub = cl.Sub.Counts()
+		if nsub+npsub+nssub > 0 {
+			flags = "P"
+		}
+		var tf string
+		tf, redir = trackingFlagsForList(cl)
+		flags += tf
+		omem = cl.Sub.Pending()
+	}
+	if flags == "" {
+		flags = cl.Flags
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
+		cl.ID, cl.Addr, cl.LAddr, cl.FD, cl.Name, age, idle, flags, cl.DB, nsub, npsub, nssub, omem, last, cl.User, redir, proto, cl.LibName, cl.LibVer)
 }
 
 // clientListCommand takes Redis 7.0's forms: no option, TYPE type, or ID id [id ...], which
@@ -350,14 +390,17 @@ func clientListCommand(c *Ctx) {
 			b.WriteByte('\n')
 		}
 	case len(c.Args) == 4 && c.ArgIs(2, "type"):
-		switch strings.ToLower(string(c.Args[3])) {
-		case "normal":
+		switch typ := strings.ToLower(string(c.Args[3])); typ {
+		case "normal", "pubsub":
+			// A client in pub/sub mode is of type pubsub, every other one normal.
 			for _, cl := range clients {
-				b.WriteString(clientInfoLine(cl, c.Now))
-				b.WriteByte('\n')
+				if cl.PubSubMode() == (typ == "pubsub") {
+					b.WriteString(clientInfoLine(cl, c.Now))
+					b.WriteByte('\n')
+				}
 			}
-		case "master", "replica", "slave", "pubsub":
-			// Only normal clients exist until replication and pub/sub arrive.
+		case "master", "replica", "slave":
+			// Only normal and pub/sub clients exist until replication arrives.
 		default:
 			c.Error("ERR Unknown client type '" + string(c.Args[3]) + "'")
 			return
@@ -479,7 +522,7 @@ func clientKillCommand(c *Ctx) {
 		if user != "" && cl.User != user {
 			return false
 		}
-		if filterByType && typ != "normal" {
+		if filterByType && !((typ == "normal" && !cl.PubSubMode()) || (typ == "pubsub" && cl.PubSubMode())) {
 			return false
 		}
 		return true
@@ -488,11 +531,14 @@ func clientKillCommand(c *Ctx) {
 }
 
 // clientHelpCommand is Redis 7.0's CLIENT HELP text less the subcommands HotKV does not have
-// yet (CACHING, GETREDIR, PAUSE, UNPAUSE, REPLY, TRACKING, TRACKINGINFO), plus Redis
-// 7.2's lines for SETINFO and NO-TOUCH.
+// yet (PAUSE, UNPAUSE), plus Redis 7.2's lines for SETINFO and NO-TOUCH.
 func clientHelpCommand(c *Ctx) {
 	lines := []string{
 		"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"CACHING (YES|NO)",
+		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR",
+		"    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -517,6 +563,8 @@ func clientHelpCommand(c *Ctx) {
 		"    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 		"      Return clients of specified type.",
+		"REPLY (ON|OFF|SKIP)",
+		"    Control the replies sent to the current connection.",
 		"SETINFO <option> <value>",
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",
@@ -525,6 +573,11 @@ func clientHelpCommand(c *Ctx) {
 		"    Assign the name <name> to the current connection.",
 		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
 		"    Unblock the specified blocked client.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO",
+		"    Report tracking status for the current connection.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/store"
@@ -73,6 +74,17 @@ type Client struct {
 	// watch is the client's WATCHed keys (store.Watches holds the registry).
 	watch store.Watcher
 
+	// Sub is the connection's side of pub/sub and client-side caching (internal/pubsub): its
+	// subscriptions, tracking state and push queue. Nil for internal clients (the AOF loader).
+	Sub *pubsub.Sub
+	// pubsubMode mirrors Sub.Subscribed() for the dispatcher's RESP2 rule.
+	pubsubMode bool
+	// CLIENT REPLY: replyOff drops every reply, replySkip this command's, replySkipNext the
+	// next command's.
+	replyOff, replySkip, replySkipNext bool
+	// Tracking settings mirrored for the read path (the table holds the truth), and caching,
+	// set by CLIENT CACHING for the next command (or transaction).
+	tracking, trackBCast, trackOptIn, trackOptOut, caching bool
 	// blockMu guards blocked and the hand-over of CLIENT UNBLOCK through unblocked.
 	blockMu   sync.Mutex
 	blocked   bool
@@ -118,11 +130,18 @@ func (cl *Client) unblock(withError bool) bool {
 	}
 }
 
-// Release drops what the client holds in the shared store when its connection closes: its
-// WATCHed keys.
+// Release drops what the client holds in shared state when its connection closes: its
+// WATCHed keys, subscriptions and tracking.
 func (cl *Client) Release(st *store.Store) {
 	st.Watches.Unwatch(&cl.watch)
+	if cl.Sub != nil {
+		cl.Sub.Close()
+	}
 }
+
+// PubSubMode reports whether the client is subscribed to anything (CLIENT LIST flag P, the
+// pubsub client type).
+func (cl *Client) PubSubMode() bool { return cl.Sub != nil && cl.Sub.Subscribed() }
 
 // InMulti reports whether the client has an open MULTI, for CLIENT LIST and the server.
 func (cl *Client) InMulti() (bool, int) {
@@ -250,6 +269,18 @@ type Ctx struct {
 	// allLocked is set when every shard is already held (MULTI/EXEC with a global command);
 	// self-locking helpers then skip their locks.
 	allLocked bool
+
+	// Hub is the server's pub/sub registry and tracking table; nil where there is none.
+	Hub *pubsub.Hub
+	// post is set when something waits for afterCommand; invalOpen when inval collects the
+	// command's invalidations (tracking.go).
+	post, invalOpen bool
+	inval           pubsub.Batch
+	// muted is set while CLIENT REPLY drops this command's reply: replies after replyMark are
+	// dropped, and pushes go to side, kept (pubsub.go, pushWriter).
+	muted     bool
+	replyMark int
+	side      resp.Writer
 }
 
 // Error writes an error reply and counts it in INFO errorstats and the command's failed calls.

@@ -20,6 +20,43 @@ func nanotime() int64
 // c.W, c.Client, c.Srv, c.Store, c.DB and c.Now must be set. The reply, including any error,
 // is appended to c.W.
 func (t *Table) Exec(c *Ctx) {
+	if c.Client.replyOff || c.Client.replySkip || c.Client.replySkipNext {
+		t.execMuted(c)
+		return
+	}
+	t.exec(c)
+}
+
+// execMuted runs a command while CLIENT REPLY drops replies: what the command wrote is cut
+// off again, except its pushes (pushWriter), and SKIP moves on to the next command, as in
+// Redis's resetClient.
+func (t *Table) execMuted(c *Ctx) {
+	cl := c.Client
+	if cl.replySkipNext {
+		// Set by the previous command (CLIENT REPLY SKIP): this is the one skipped.
+		cl.replySkip, cl.replySkipNext = true, false
+	}
+	c.muted = cl.replyOff || cl.replySkip
+	c.replyMark = len(c.W.Buf)
+	c.side.Proto = c.W.Proto
+	c.side.Reset()
+	t.exec(c)
+	if c.muted && (cl.replyOff || cl.replySkip) {
+		c.W.Buf = append(c.W.Buf[:c.replyMark], c.side.Buf...)
+	} else if c.muted {
+		// CLIENT REPLY ON: its OK goes out, after the pushes held aside.
+		reply := append([]byte(nil), c.W.Buf[c.replyMark:]...)
+		c.W.Buf = append(append(c.W.Buf[:c.replyMark], c.side.Buf...), reply...)
+	}
+	c.muted = false
+	c.side.Reset()
+	cl.replySkip = false
+	if cl.replySkipNext {
+		cl.replySkip, cl.replySkipNext = true, false
+	}
+}
+
+func (t *Table) exec(c *Ctx) {
 	c.hashedKey = nil
 	cmd := t.resolve(c)
 	if cmd == nil {
@@ -31,6 +68,25 @@ func (t *Table) Exec(c *Ctx) {
 	// One nil check and one flag for the common case, a connection of the unrestricted
 	// default user: the checks themselves run only for restricted or unauthenticated clients.
 	if u := c.Client.ACLUser; u != nil && (!c.Client.Authenticated || !u.Unrestricted()) && !c.admit(cmd, u) {
+		return
+	}
+	if c.Client.pubsubMode && c.W.Proto == 2 && !allowedSubscribed(cmd) {
+		// Redis's processCommand: a RESP2 connection in pub/sub mode can only (un)subscribe,
+		// PING, QUIT and RESET; a rejected command inside MULTI aborts the EXEC.
+		c.Cmd = cmd
+		cmd.RejectedCalls.Add(1)
+		msg := "Can't execute '" + cmd.FullName() + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+		if cmd.Name == "exec" && cmd.parent == nil {
+			// As Redis's rejectCommand: a rejected EXEC discards the transaction and says so.
+			c.Client.multi = multiState{}
+			c.Store.Watches.Unwatch(&c.Client.watch)
+			c.Error("EXECABORT Transaction discarded because of: " + msg)
+			return
+		}
+		if c.Client.multi.active {
+			c.Client.multi.dirty = true
+		}
+		c.Error("ERR " + msg)
 		return
 	}
 	if c.Client.multi.active && !runsInMulti(cmd) {
@@ -49,6 +105,12 @@ func (t *Table) Exec(c *Ctx) {
 		c.serveReady() // before the locks go: blocked clients are served right after the push
 	}
 	c.UnlockAll()
+	if c.post {
+		c.afterCommand() // invalidations, after the reply (tracking.go)
+	}
+	if c.Client.caching && !c.Client.multi.active && (cmd.parent == nil || cmd.parent.Name != "client") {
+		c.Client.caching = false // CLIENT CACHING covers the next command or transaction only
+	}
 }
 
 // run executes a resolved command whose locks are held, journals its effect, and records its
@@ -78,9 +140,12 @@ func (t *Table) run(c *Ctx, cmd *Command) {
 			}
 		}
 		// A read that changed its key (PFCOUNT caching its estimate) counts for WATCH too.
-		if !c.touched && c.Store.Watches.Any() {
+		if !c.touched && (c.Store.Watches.Any() || c.trackingActive()) {
 			c.touchWritten(cmd)
 		}
+	}
+	if c.Client.tracking && cmd.Flags&FlagReadOnly != 0 {
+		c.trackRead(cmd)
 	}
 	end := nanotime()
 	c.nanoMark = end

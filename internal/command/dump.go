@@ -274,6 +274,7 @@ func restoreCommand(c *Ctx) {
 		if old != nil {
 			c.DB.Remove(old)
 			c.Dirty(1)
+			c.notify(evGeneric, "del", key)
 			c.emitDel(key)
 		} else {
 			c.skipEffect()
@@ -292,6 +293,7 @@ func restoreCommand(c *Ctx) {
 		e.SetFreq(uint8(freq))
 	}
 	c.Dirty(1)
+	c.notify(evGeneric, "restore", key)
 	c.markReadyIn(c.DB.ID, key, e)
 	if c.Store.Journal != nil {
 		if ttl > 0 {

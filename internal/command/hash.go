@@ -143,6 +143,7 @@ func hsetCommand(c *Ctx) {
 	}
 	h.Compact()
 	c.Dirty(int64(len(c.Args)-2) / 2)
+	c.notify(evHash, "hset", c.Args[1])
 	c.W.Int(int64(created))
 }
 
@@ -159,6 +160,7 @@ func hmsetCommand(c *Ctx) {
 		h.Set(argStr(c.Args[i]), argStr(c.Args[i+1]))
 	}
 	c.Dirty(int64(len(c.Args)-2) / 2)
+	c.notify(evHash, "hset", c.Args[1])
 	c.W.OK()
 }
 
@@ -178,6 +180,7 @@ func hsetnxCommand(c *Ctx) {
 	}
 	h.Set(string(c.Args[2]), string(c.Args[3]))
 	c.Dirty(1)
+	c.notify(evHash, "hset", c.Args[1])
 	if c.Store.Journal != nil {
 		c.Emit(c.DB.ID, effHSet, c.Args[1], c.Args[2], c.Args[3])
 	}
@@ -234,7 +237,11 @@ func hdelCommand(c *Ctx) {
 		}
 	}
 	if deleted > 0 {
-		removeIfEmpty(c, e, h)
+		c.notify(evHash, "hdel", c.Args[1])
+		if h.Len() == 0 {
+			c.DB.Remove(e)
+			c.notify(evGeneric, "del", c.Args[1])
+		}
 		c.Dirty(int64(deleted))
 	}
 	c.W.Int(int64(deleted))
@@ -342,6 +349,7 @@ func hashIncr(c *Ctx) {
 	cur += incr
 	h.SetKeepTTL(field, strconv.FormatInt(cur, 10)) // the field keeps its TTL, as in Redis 7.4
 	c.Dirty(1)
+	c.notify(evHash, "hincrby", c.Args[1])
 	c.W.Int(cur)
 }
 
@@ -379,6 +387,7 @@ func hashIncrFloat(c *Ctx) {
 	b := formatLongDoubleHuman(value)
 	h.SetKeepTTL(field, string(b)) // the field keeps its TTL, as in Redis 7.4
 	c.Dirty(1)
+	c.notify(evHash, "hincrbyfloat", c.Args[1])
 	if c.Store.Journal != nil {
 		c.Emit(c.DB.ID, effHSet, c.Args[1], c.Args[2], b)
 		emitKeepFieldTTL(c, h, c.Args[1], c.Args[2])

@@ -146,6 +146,9 @@ func pfaddCommand(c *Ctx) {
 	}
 	storeHLL(c, key, e, b)
 	c.Dirty(updated)
+	if updated > 0 {
+		c.notify(evString, "pfadd", key)
+	}
 	if sparse {
 		c.emitSet(key, b, 0, e != nil)
 	}
@@ -262,6 +265,7 @@ func pfmergeCommand(c *Ctx) {
 	hll.InvalidateCache(b)
 	storeHLL(c, dst, e, b)
 	c.Dirty(1)
+	c.notify(evString, "pfadd", dst) // Redis names PFMERGE's event so too
 	if !useDense && !wasDense {
 		c.emitSet(dst, b, 0, e != nil)
 	}

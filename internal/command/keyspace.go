@@ -201,6 +201,7 @@ func delCommand(c *Ctx) {
 	for _, key := range c.Args[1:] {
 		if c.DB.Delete(key, c.Now) {
 			n++
+			c.notify(evGeneric, "del", key)
 		}
 	}
 	c.Dirty(n)
@@ -302,10 +303,12 @@ func expireGeneric(c *Ctx, relative, seconds bool) {
 		// Redis does (and replicates as a DEL).
 		c.DB.Remove(e)
 		c.Dirty(1)
+		c.notify(evGeneric, "del", c.Args[1])
 		c.emitDel(c.Args[1])
 	} else {
 		c.DB.SetExpire(e, when)
 		c.Dirty(1)
+		c.notify(evGeneric, "expire", c.Args[1])
 		c.emitExpireAt(c.Args[1], when) // absolute, whichever of the four commands set it
 	}
 	c.W.Int(1)
@@ -345,6 +348,7 @@ func persistCommand(c *Ctx) {
 	}
 	c.DB.SetExpire(e, 0)
 	c.Dirty(1)
+	c.notify(evGeneric, "persist", c.Args[1])
 	c.W.Int(1)
 }
 
@@ -559,6 +563,8 @@ func renameGeneric(c *Ctx, nx bool) {
 	}
 	ne := c.DB.MoveEntry(e, c.DB, dst, c.Now)
 	c.Dirty(1)
+	c.notify(evGeneric, "rename_from", src)
+	c.notify(evGeneric, "rename_to", dst)
 	c.markReadyIn(c.DB.ID, dst, ne)
 	reply(true)
 }
@@ -621,6 +627,7 @@ func copyCommand(c *Ctx) {
 	}
 	ne := dstDB.Set(dst, v, at, false, c.Now)
 	c.Dirty(1)
+	c.notifyIn(dstID, evGeneric, "copy_to", dst)
 	c.touchIn(dstDB, dst)
 	c.touched = true // the destination may be in another database than the dispatcher assumes
 	c.markReadyIn(dstID, dst, ne)
@@ -651,6 +658,8 @@ func moveCommand(c *Ctx) {
 	}
 	ne := c.DB.MoveEntry(e, dst, key, c.Now)
 	c.Dirty(1)
+	c.notify(evGeneric, "move_from", key)
+	c.notifyIn(id, evGeneric, "move_to", key)
 	c.touchIn(dst, key) // the dispatcher touches the source
 	c.markReadyIn(id, key, ne)
 	c.W.Int(1)
@@ -735,6 +744,7 @@ func flushDBs(c *Ctx, ids ...int) int64 {
 		}
 		c.Store.Waiters.DBReplaced(id) // blocked XREADGROUP clients fail, as in Redis 7.0
 	}
+	c.trackingFlushed() // tracked keys are not per database: every one is invalid now
 	return n
 }
 

@@ -139,8 +139,34 @@ func push(c *Ctx, left, mustExist bool) {
 		}
 	}
 	c.Dirty(int64(len(c.Args) - 2))
+	c.notify(evList, pushEvent(left), c.Args[1])
 	c.markReady(c.Args[1])
 	c.W.Int(int64(l.Len()))
+}
+
+// pushEvent and popEvent are the keyspace events of a push or pop at an end.
+func pushEvent(left bool) string {
+	if left {
+		return "lpush"
+	}
+	return "rpush"
+}
+
+func popEvent(left bool) string {
+	if left {
+		return "lpop"
+	}
+	return "rpop"
+}
+
+// listPopped sends the events of elements popped from a list (Redis's
+// listElementsRemoved), deleting the key when the list is now empty.
+func (c *Ctx) listPopped(db *store.DB, e *store.Entry, key []byte, l *types.List, left bool) {
+	c.notifyIn(db.ID, evList, popEvent(left), key)
+	if l.Len() == 0 {
+		db.Remove(e)
+		c.notifyIn(db.ID, evGeneric, "del", key)
+	}
 }
 
 func lpushCommand(c *Ctx)  { push(c, true, false) }
@@ -196,9 +222,7 @@ func pop(c *Ctx, left bool) {
 		}
 		c.Dirty(int64(n))
 	}
-	if l.Len() == 0 {
-		c.DB.Remove(e)
-	}
+	c.listPopped(c.DB, e, c.Args[1], l, left)
 }
 
 func lpopCommand(c *Ctx) { pop(c, true) }
@@ -317,6 +341,7 @@ func lsetCommand(c *Ctx) {
 	}
 	l.SetIndex(i, string(c.Args[3]))
 	c.Dirty(1)
+	c.notify(evList, "lset", c.Args[1])
 	c.W.OK()
 }
 
@@ -357,6 +382,7 @@ func linsertCommand(c *Ctx) {
 		vs = append(vs[:at], append([]string{string(c.Args[4])}, vs[at:]...)...)
 		l.Replace(vs)
 		c.Dirty(1)
+		c.notify(evList, "linsert", c.Args[1])
 		c.markReady(c.Args[1])
 		c.W.Int(int64(l.Len()))
 		return
@@ -407,8 +433,10 @@ func lremCommand(c *Ctx) {
 			}
 		}
 		l.Replace(out)
+		c.notify(evList, "lrem", c.Args[1])
 		if l.Len() == 0 {
 			c.DB.Remove(e)
+			c.notify(evGeneric, "del", c.Args[1])
 		}
 		c.Dirty(removed)
 	}
@@ -432,8 +460,12 @@ func ltrimCommand(c *Ctx) {
 	removed := l.Len() - (to - from)
 	if removed > 0 {
 		l.Replace(l.Slice(from, to))
+	}
+	c.notify(evList, "ltrim", c.Args[1]) // even when nothing went, as Redis
+	if removed > 0 {
 		if l.Len() == 0 {
 			c.DB.Remove(e)
+			c.notify(evGeneric, "del", c.Args[1])
 		}
 		c.Dirty(int64(removed))
 	}
@@ -620,9 +652,7 @@ func lmpopServe(c *Ctx, keys [][]byte, left bool, count int64) bool {
 		for range n {
 			c.W.BulkString(popOne(l, left))
 		}
-		if l.Len() == 0 {
-			c.DB.Remove(e)
-		}
+		c.listPopped(c.DB, e, key, l, left)
 		c.Dirty(int64(n))
 		if c.Store.Journal != nil {
 			name := effRPop
@@ -665,9 +695,8 @@ func move(c *Ctx, fromLeft, toLeft bool) bool {
 	} else {
 		dst.PushRight(v)
 	}
-	if src.Len() == 0 {
-		c.DB.Remove(se)
-	}
+	c.notify(evList, pushEvent(toLeft), c.Args[2])
+	c.listPopped(c.DB, se, c.Args[1], src, fromLeft)
 	c.Dirty(2)
 	c.markReady(c.Args[2])
 	c.W.BulkString(v)

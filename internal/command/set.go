@@ -181,6 +181,9 @@ func saddCommand(c *Ctx) {
 		}
 	}
 	c.Dirty(int64(added))
+	if added > 0 {
+		c.notify(evSet, "sadd", c.Args[1])
+	}
 	c.W.Int(int64(added))
 }
 
@@ -198,9 +201,15 @@ func sremCommand(c *Ctx) {
 		if s.Remove(string(m)) {
 			deleted++
 			if s.Len() == 0 {
-				c.DB.Remove(e)
 				break
 			}
+		}
+	}
+	if deleted > 0 {
+		c.notify(evSet, "srem", c.Args[1])
+		if s.Len() == 0 {
+			c.DB.Remove(e)
+			c.notify(evGeneric, "del", c.Args[1])
 		}
 	}
 	c.Dirty(int64(deleted))
@@ -362,8 +371,10 @@ func spopCommand(c *Ctx) {
 	}
 	m := s.Random(rand.Uint64N)
 	s.Remove(m)
+	c.notify(evSet, "spop", c.Args[1])
 	if s.Len() == 0 {
 		c.DB.Remove(e)
+		c.notify(evGeneric, "del", c.Args[1])
 	}
 	c.Dirty(1)
 	if c.Store.Journal != nil {
@@ -400,6 +411,8 @@ func spopWithCount(c *Ctx) {
 		})
 		c.DB.Remove(e)
 		c.Dirty(size)
+		c.notify(evSet, "spop", c.Args[1])
+		c.notify(evGeneric, "del", c.Args[1])
 		c.emitDel(c.Args[1])
 		c.W.Set(all.Len())
 		replySetMembers(c, all)
@@ -426,6 +439,7 @@ func spopWithCount(c *Ctx) {
 		c.DB.Set(c.Args[1], kept.Value(), 0, true, c.Now)
 	}
 	c.Dirty(count)
+	c.notify(evSet, "spop", c.Args[1])
 	if c.Store.Journal != nil {
 		args := make([][]byte, 0, 2+len(popped))
 		args = append(args, effSRem, c.Args[1])
@@ -461,8 +475,10 @@ func smoveCommand(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
+	c.notify(evSet, "srem", srcKey)
 	if ss.Len() == 0 {
 		c.DB.Remove(src)
+		c.notify(evGeneric, "del", srcKey)
 	}
 	var ds *types.Set
 	if dst == nil {
@@ -478,6 +494,7 @@ func smoveCommand(c *Ctx) {
 	if ds.Add(member) {
 		dirty++
 		c.touchIn(c.DB, dstKey)
+		c.notify(evSet, "sadd", dstKey)
 	}
 	c.Dirty(dirty)
 	c.W.Int(1)
@@ -503,12 +520,14 @@ func storeSetResult(c *Ctx, dst []byte, result *types.Set) {
 	if result == nil || result.Len() == 0 {
 		if c.DB.Delete(dst, c.Now) {
 			c.Dirty(1)
+			c.notify(evGeneric, "del", dst)
 		}
 		c.W.Int(0)
 		return
 	}
 	c.DB.Set(dst, result.Value(), 0, false, c.Now)
 	c.Dirty(1)
+	c.notify(evSet, c.Cmd.Name, dst) // sinterstore, sunionstore, sdiffstore
 	c.W.Int(int64(result.Len()))
 }
 

@@ -274,6 +274,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 		c.DB.Set(storeKey, store.ObjValue(store.KindList, l), 0, false, c.Now)
 		c.markReady(storeKey)
 		c.Dirty(outputLen)
+		c.notify(evList, "sortstore", storeKey)
 		c.touchIn(c.DB, storeKey)
 		if c.Store.Journal != nil {
 			// Two effects, replayed as one step: MULTI, DEL, RPUSH, EXEC (or inside the EXEC
@@ -297,6 +298,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 	} else if old := c.DB.Lookup(storeKey, c.Now); old != nil {
 		c.DB.Remove(old)
 		c.Dirty(1)
+		c.notify(evGeneric, "del", storeKey)
 		c.touchIn(c.DB, storeKey)
 		c.emitDel(storeKey)
 	} else {

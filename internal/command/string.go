@@ -258,6 +258,10 @@ func setCommand(c *Ctx) {
 	}
 	c.DB.Set(key, overwriteString(e, c.Args[2]), expireAt, flags&setKeepTTL != 0, c.Now)
 	c.Dirty(1)
+	c.notify(evString, "set", key)
+	if expArg != 0 {
+		c.notify(evGeneric, "expire", key)
+	}
 	if c.Store.Journal != nil {
 		if expireAt != 0 && expireAt < c.Now {
 			// An absolute time already past stores an expired key: logically the key is gone,
@@ -284,6 +288,7 @@ func setnxCommand(c *Ctx) {
 	}
 	c.DB.Set(c.Args[1], StringValue(c.Args[2]), 0, false, c.Now)
 	c.Dirty(1)
+	c.notify(evString, "set", c.Args[1])
 	c.emitSet(c.Args[1], c.Args[2], 0, false)
 	c.W.Int(1)
 }
@@ -299,6 +304,8 @@ func setWithExpire(c *Ctx, unit int) {
 	}
 	c.DB.Set(c.Args[1], StringValue(c.Args[3]), at, false, c.Now)
 	c.Dirty(1)
+	c.notify(evString, "set", c.Args[1])
+	c.notify(evGeneric, "expire", c.Args[1])
 	c.emitSet(c.Args[1], c.Args[3], at, false)
 	c.W.OK()
 }
@@ -332,6 +339,7 @@ func getsetCommand(c *Ctx) {
 	}
 	c.DB.Set(key, StringValue(c.Args[2]), 0, false, c.Now)
 	c.Dirty(1)
+	c.notify(evString, "set", key)
 }
 
 func getdelCommand(c *Ctx) {
@@ -342,6 +350,7 @@ func getdelCommand(c *Ctx) {
 	ReplyString(c.W, &e.Val)
 	c.DB.Remove(e)
 	c.Dirty(1)
+	c.notify(evGeneric, "del", c.Args[1])
 	c.emitDel(c.Args[1])
 }
 
@@ -368,14 +377,17 @@ func getexCommand(c *Ctx) {
 	case flags&(setEXAT|setPXAT) != 0 && at <= c.Now:
 		c.DB.Remove(e)
 		c.Dirty(1)
+		c.notify(evGeneric, "del", c.Args[1])
 		c.emitDel(c.Args[1])
 	case expArg != 0:
 		c.DB.SetExpire(e, at)
 		c.Dirty(1)
+		c.notify(evGeneric, "expire", c.Args[1])
 		c.emitExpireAt(c.Args[1], at)
 	case flags&setPersist != 0 && e.ExpireAt() != 0:
 		c.DB.SetExpire(e, 0)
 		c.Dirty(1)
+		c.notify(evGeneric, "persist", c.Args[1])
 		if c.Store.Journal != nil {
 			c.Emit(c.DB.ID, effPersist, c.Args[1])
 		}
@@ -412,6 +424,7 @@ func msetGeneric(c *Ctx, nx bool) {
 	}
 	for i := 1; i < len(c.Args); i += 2 {
 		c.DB.Set(c.Args[i], StringValue(c.Args[i+1]), 0, false, c.Now)
+		c.notify(evString, "set", c.Args[i])
 	}
 	c.Dirty(int64(len(c.Args)-1) / 2)
 	if nx && c.Store.Journal != nil {
@@ -472,6 +485,7 @@ func appendCommand(c *Ctx) {
 	if e == nil {
 		c.DB.Set(key, StringValue(add), 0, false, c.Now)
 		c.Dirty(1)
+		c.notify(evString, "append", key)
 		c.W.Int(int64(len(add)))
 		return
 	}
@@ -485,6 +499,7 @@ func appendCommand(c *Ctx) {
 	// The TTL stays: the entry is changed in place, never re-set.
 	e.Val.SetBytes(append(mutableString(&e.Val), add...))
 	c.Dirty(1)
+	c.notify(evString, "append", key)
 	c.W.Int(int64(len(e.Val.Bytes())))
 }
 
@@ -568,6 +583,7 @@ func setrangeCommand(c *Ctx) {
 		v.Raw = true // Redis builds it with createObject: raw, never embstr
 		c.DB.Set(key, v, 0, false, c.Now)
 		c.Dirty(1)
+		c.notify(evString, "setrange", key)
 		c.W.Int(int64(len(b)))
 		return
 	}
@@ -587,6 +603,7 @@ func setrangeCommand(c *Ctx) {
 	copy(b[offset:], val)
 	e.Val.SetBytes(b)
 	c.Dirty(1)
+	c.notify(evString, "setrange", key)
 	c.W.Int(int64(len(b)))
 }
 
@@ -648,6 +665,7 @@ func incrDecr(c *Ctx, incr int64) {
 		e.Val = IntValue(v)
 	}
 	c.Dirty(1)
+	c.notify(evString, "incrby", key)
 	c.W.Int(v)
 }
 
@@ -694,6 +712,7 @@ func incrbyfloatCommand(c *Ctx) {
 		e.Val = v // keeps the TTL, as Redis's dbOverwrite
 	}
 	c.Dirty(1)
+	c.notify(evString, "incrbyfloat", key)
 	// Journaled as the result, not the increment: replaying float arithmetic is not worth
 	// trusting across builds, and Redis propagates it the same way.
 	c.emitSet(key, b, 0, true)

@@ -23,6 +23,7 @@ func groups() [][]*Command {
 		transactionCommands(),
 		scriptingCommands(),
 		aclCommands(),
+		pubsubCommands(),
 	}
 }
 

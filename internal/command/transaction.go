@@ -69,22 +69,22 @@ func unwatchCommand(c *Ctx) {
 	c.W.OK()
 }
 
-// touchWritten tells WATCH about the keys a write command changed: the key arguments its key
+// touchWritten tells WATCH and client-side caching (keyChanged) about the keys a write command changed: the key arguments its key
 // specs declare as written (RW, OW or RM), in the selected database, as Redis's
 // signalModifiedKey calls cover them. Handlers that change keys elsewhere say so themselves
 // (touchIn) and set c.touched.
 func (c *Ctx) touchWritten(cmd *Command) {
 	for _, r := range cmd.KeyRefs(c.Args) {
 		if r.Flags&(KSRW|KSOW|KSRM) != 0 && r.Pos < len(c.Args) {
-			c.Store.Watches.Touch(c.DB, c.Args[r.Pos])
+			c.keyChanged(c.DB, c.Args[r.Pos])
 		}
 	}
 }
 
-// touchIn tells WATCH that key in db changed; the caller holds its shard. It leaves the
+// touchIn tells WATCH and client-side caching that key in db changed; the caller holds its shard. It leaves the
 // dispatcher's own touching on, for the command's key arguments in the selected database.
 func (c *Ctx) touchIn(db *store.DB, key []byte) {
-	c.Store.Watches.Touch(db, key)
+	c.keyChanged(db, key)
 }
 
 // runsInMulti reports whether cmd executes immediately inside MULTI instead of being queued.

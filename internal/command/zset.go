@@ -168,18 +168,36 @@ func zsetWrite(c *Ctx, key []byte) (e *store.Entry, z *types.ZSet, ok bool) {
 
 // zsetStore replaces key with z (any old value and its TTL go, as Redis's setKey does), or
 // deletes key when z is empty; it replies the new length and counts the change.
+//
+// Its keyspace event is the command's name (zunionstore, zrangestore ...), as in Redis.
 func zsetStore(c *Ctx, key []byte, z *types.ZSet) {
 	if z == nil || z.Len() == 0 {
 		if c.DB.Delete(key, c.Now) {
 			c.Dirty(1)
+			c.notify(evGeneric, "del", key)
 		}
 		c.W.Int(0)
 		return
 	}
 	c.DB.Set(key, z.Value(), 0, false, c.Now)
 	c.Dirty(1)
+	c.notify(evZSet, c.Cmd.Name, key)
 	c.markReady(key)
 	c.W.Int(int64(z.Len()))
+}
+
+// zsetPopped sends the events of members popped from a sorted set (zpopmin or zpopmax),
+// deleting the key when the set is now empty.
+func (c *Ctx) zsetPopped(db *store.DB, e *store.Entry, key []byte, z *types.ZSet, max bool) {
+	ev := "zpopmin"
+	if max {
+		ev = "zpopmax"
+	}
+	c.notifyIn(db.ID, evZSet, ev, key)
+	if z.Len() == 0 {
+		db.Remove(e)
+		c.notifyIn(db.ID, evGeneric, "del", key)
+	}
 }
 
 // ---- scores ----
@@ -559,6 +577,13 @@ options:
 		c.DB.Set(key, z.Value(), 0, false, c.Now)
 	}
 	c.Dirty(int64(added + updated))
+	if added+updated > 0 {
+		if incr {
+			c.notify(evZSet, "zincr", key)
+		} else {
+			c.notify(evZSet, "zadd", key)
+		}
+	}
 	if added > 0 {
 		c.markReady(key) // clients blocked in BZPOPMIN and friends may take the new members
 	}
@@ -596,9 +621,15 @@ func zremCommand(c *Ctx) {
 			deleted++
 		}
 		if z.Len() == 0 {
-			c.DB.Remove(e)
 			break
 		}
+	}
+	if deleted > 0 {
+		c.notify(evZSet, "zrem", c.Args[1])
+	}
+	if z.Len() == 0 {
+		c.DB.Remove(e)
+		c.notify(evGeneric, "del", c.Args[1])
 	}
 	c.Dirty(int64(deleted))
 	c.W.Int(int64(deleted))
@@ -656,8 +687,12 @@ func zremrange(c *Ctx, del func(z *types.ZSet) int) {
 		return
 	}
 	n := del(z)
-	if z.Len() == 0 {
-		c.DB.Remove(e)
+	if n > 0 {
+		c.notify(evZSet, c.Cmd.Name, c.Args[1]) // zremrangebyrank, -byscore, -bylex
+		if z.Len() == 0 {
+			c.DB.Remove(e)
+			c.notify(evGeneric, "del", c.Args[1])
+		}
 	}
 	c.Dirty(int64(n))
 	c.W.Int(int64(n))
@@ -1089,9 +1124,7 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, withKey bool, count int64, nested, 
 			eff = append(eff, []byte(member))
 		}
 	}
-	if z.Len() == 0 {
-		c.DB.Remove(e)
-	}
+	c.zsetPopped(c.DB, e, key, z, max)
 	c.Dirty(int64(n))
 	if journal {
 		c.Emit(c.DB.ID, eff...)

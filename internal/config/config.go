@@ -43,6 +43,9 @@ type Directive struct {
 	// Parse normalizes and validates a Special or String value; the error text becomes the
 	// CONFIG SET reason.
 	Parse func(string) (string, error)
+	// Merge, instead of Parse, is for a Special value that changes only the parts it names
+	// (client-output-buffer-limit): it gets the current value too.
+	Merge func(current, v string) (string, error)
 	// Group and Doc feed docs/config.md.
 	Group string
 	Doc   string
@@ -82,7 +85,7 @@ func New(table []*Directive) *Config {
 		for _, a := range d.Aliases {
 			c.byName[a] = d
 		}
-		v, err := d.normalize(d.Default)
+		v, err := d.normalize("", d.Default)
 		if err != nil {
 			panic("config: bad default for " + d.Name + ": " + err.Error())
 		}
@@ -201,7 +204,10 @@ func (c *Config) Set(pairs [][2]string, runtime bool) error {
 		if runtime && !d.Mutable {
 			return &SetError{Name: p[0], Reason: "can't set immutable config"}
 		}
-		v, err := d.normalize(p[1])
+		c.mu.RLock()
+		cur := c.values[d.Name]
+		c.mu.RUnlock()
+		v, err := d.normalize(cur, p[1])
 		if err != nil {
 			return &SetError{Name: p[0], Reason: err.Error()}
 		}
@@ -221,7 +227,7 @@ func (c *Config) Set(pairs [][2]string, runtime bool) error {
 	return nil
 }
 
-func (d *Directive) normalize(v string) (string, error) {
+func (d *Directive) normalize(current, v string) (string, error) {
 	switch d.Type {
 	case Bool:
 		switch strings.ToLower(v) {
@@ -251,6 +257,9 @@ func (d *Directive) normalize(v string) (string, error) {
 			}
 		}
 		return "", errors.New("argument(s) must be one of the following: " + strings.Join(d.Values, ", "))
+	}
+	if d.Merge != nil {
+		return d.Merge(current, v)
 	}
 	if d.Parse != nil {
 		return d.Parse(v)

@@ -5,6 +5,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/hotkv/hotkv/internal/pubsub"
 )
 
 // Directives returns the full config table, fresh on each call. Adding a directive here makes
@@ -102,6 +104,14 @@ func Directives() []*Directive {
 			Doc: "The smallest append-only log an automatic rewrite is started for (Redis's default, 64mb)."},
 		{Name: "aof-load-truncated", Type: Bool, Default: "yes", Mutable: true, Group: "persistence",
 			Doc: "At startup, a log whose last frame is torn (a crash while appending) is cut back to its last whole frame and loaded, with a warning. With `no` the server refuses to start instead (repair with `hotkv-server --check-aof --fix`). Damage anywhere else always refuses the start."},
+		// Pub/sub and client-side caching
+		{Name: "notify-keyspace-events", Type: Special, Default: "", Mutable: true, Parse: parseNotifyKeyspaceEvents, Group: "pubsub",
+			Doc: "Keyspace events to publish, as Redis's letters: `K` (`__keyspace@<db>__:<key>` channels), `E` (`__keyevent@<db>__:<event>`), and the classes `g` generic, `$` string, `l` list, `s` set, `h` hash, `z` sorted set, `x` expired, `e` evicted, `t` stream, `m` key miss, `d` module, `n` new key, `A` (`g$lshzxetd`). Empty (the default) publishes none, and then a write pays one atomic load for them. CONFIG GET reports Redis's canonical order (`AKE` for `KEA`)."},
+		{Name: "client-output-buffer-limit", Type: Special, Default: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60", Mutable: true,
+			Merge: mergeOutputBufferLimits, Group: "pubsub",
+			Doc: "`<class> <hard> <soft> <soft-seconds>` groups, for the classes `normal`, `replica` (or `slave`) and `pubsub`; a value names only the classes it changes. A client whose unsent output (replies and pushes waiting for it to read) reaches `hard` bytes, or stays at or above `soft` bytes for more than `soft-seconds`, is disconnected; 0 disables a bound. A client subscribed to any channel is of class `pubsub`: a slow subscriber is dropped instead of growing the server's memory, and publishers never wait for it. Redis's defaults and CONFIG GET format."},
+		{Name: "tracking-table-max-keys", Type: Int, Default: "1000000", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "pubsub",
+			Doc: "Most keys the client-side caching table (CLIENT TRACKING, default mode) remembers; past it, random keys are dropped and their clients told to invalidate them, as if the keys changed. 0 means no limit."},
 		{Name: "lazyfree-lazy-user-flush", Type: Bool, Default: "no", Mutable: true, Group: "general",
 			Doc: "Make FLUSHALL/FLUSHDB without SYNC or ASYNC free memory in the background."},
 	}
@@ -180,4 +190,72 @@ func parseDBFilename(v string) (string, error) {
 		return "", errors.New("dbfilename can't be a path, just a filename")
 	}
 	return v, nil
+}
+
+// parseNotifyKeyspaceEvents checks notify-keyspace-events as Redis does and returns its
+// canonical form, which CONFIG GET reports.
+func parseNotifyKeyspaceEvents(v string) (string, error) {
+	flags, ok := pubsub.ParseEvents(v)
+	if !ok {
+		return "", errors.New("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+	}
+	return pubsub.FormatEvents(flags), nil
+}
+
+// obufClasses are client-output-buffer-limit's classes in Redis's order and CONFIG GET names.
+var obufClasses = []string{"normal", "slave", "pubsub"}
+
+// mergeOutputBufferLimits applies a client-output-buffer-limit value to the current one as
+// Redis's updateClientOutputBufferLimit: groups of four (class, hard, soft, soft-seconds),
+// every group checked before any applies, and only the classes named change. The result
+// always names all three classes, as CONFIG GET prints them.
+func mergeOutputBufferLimits(current, v string) (string, error) {
+	limits := OutputBufferLimits(current)
+	args := strings.Fields(v)
+	if len(args)%4 != 0 {
+		return "", errors.New("Wrong number of arguments in buffer limit configuration.")
+	}
+	for j := 0; j < len(args); j += 4 {
+		class := -1
+		switch strings.ToLower(args[j]) {
+		case "normal":
+			class = 0
+		case "slave", "replica":
+			class = 1
+		case "pubsub":
+			class = 2
+		}
+		if class < 0 {
+			return "", errors.New("Invalid client class specified in buffer limit configuration.")
+		}
+		hard, okHard := ParseMemory(args[j+1])
+		soft, okSoft := ParseMemory(args[j+2])
+		secs, err := strconv.ParseInt(args[j+3], 10, 64)
+		if !okHard || !okSoft || err != nil || secs < 0 {
+			return "", errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+		}
+		limits[class] = [3]int64{hard, soft, secs}
+	}
+	parts := make([]string, 0, 12)
+	for i, l := range limits {
+		parts = append(parts, obufClasses[i], strconv.FormatInt(l[0], 10), strconv.FormatInt(l[1], 10), strconv.FormatInt(l[2], 10))
+	}
+	return strings.Join(parts, " "), nil
+}
+
+// OutputBufferLimits reads a normalized client-output-buffer-limit value: hard, soft and
+// soft-seconds for the normal, replica and pubsub classes.
+func OutputBufferLimits(v string) [3][3]int64 {
+	var out [3][3]int64
+	f := strings.Fields(v)
+	for j := 0; j+3 < len(f); j += 4 {
+		for i, name := range obufClasses {
+			if f[j] == name {
+				for k := 0; k < 3; k++ {
+					out[i][k], _ = strconv.ParseInt(f[j+1+k], 10, 64)
+				}
+			}
+		}
+	}
+	return out
 }

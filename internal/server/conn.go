@@ -43,7 +43,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.w = resp.NewWriter()
 	c.Writer = c.w
 	c.Kill = c.kill
-	c.ctx = command.Ctx{W: c.w, Client: &c.Client, Srv: s, Store: s.store}
+	c.ctx = command.Ctx{W: c.w, Client: &c.Client, Srv: s, Store: s.store, Hub: s.hub}
+	c.Sub = s.hub.NewSub(c.ID, nc, c.kill)
+	c.PubSubState = c.Sub.Subscriptions
 	s.mu.Lock()
 	s.clients[c.ID] = c
 	if s.closed.Load() {
@@ -149,6 +151,9 @@ func (c *conn) runBatch() bool {
 // reply ever acknowledges, or shows, a write that a crash could still lose; if the log cannot
 // be written the connection closes instead.
 func (c *conn) flush() bool {
+	if c.Sub.Active() {
+		return c.flushPushes()
+	}
 	if c.w.Len() == 0 {
 		return true
 	}
@@ -209,12 +214,30 @@ func (c *conn) waitBlocked() bool {
 		reading := true
 		read := func() { readDone <- c.rd.Fill() }
 		go read()
+		c.Sub.Hold() // pushes wait, so that the reply precedes those its serving causes
 	wait:
 		for {
 			select {
 			case <-w.Ready:
 				served = true
 				break wait
+			case <-c.Sub.Wake():
+				select {
+				case <-w.Ready: // served first: its reply goes before the push
+					served = true
+					break wait
+				default:
+				}
+				if err := c.Sub.Flush(nil); err != nil {
+					gone = true
+					if s.store.Waiters.Remove(w) {
+						c.Sub.Unhold()
+						return false
+					}
+					<-w.Ready
+					served = true
+					break wait
+				}
 			case <-timeout:
 				if s.store.Waiters.Remove(w) {
 					bp.TimeoutReply(c.w)
@@ -260,6 +283,7 @@ func (c *conn) waitBlocked() bool {
 			}
 			_ = c.nc.SetReadDeadline(time.Time{})
 		}
+		c.Sub.Unhold()
 		if served {
 			c.w.Raw(bp.Reply())
 		}
@@ -279,4 +303,23 @@ func (c *conn) waitBlocked() bool {
 		}
 		return true
 	}
+}
+
+// flushPushes is flush for a connection that receives pushes (pub/sub messages, keyspace
+// events, invalidations): its replies go out through its outbox, after the pushes queued
+// before them (pubsub.Sub.Flush).
+func (c *conn) flushPushes() bool {
+	if c.w.Len() > 0 {
+		if a := c.srv.aof; a != nil && a.always() {
+			if err := a.waitDurable(); err != nil {
+				return false
+			}
+		}
+	}
+	err := c.Sub.Flush(c.w.Buf)
+	c.w.Reset()
+	if cap(c.w.Buf) > 1<<20 {
+		c.w.Buf = nil
+	}
+	return err == nil
 }

@@ -125,8 +125,8 @@ func (s *Server) infoClients(b *strings.Builder) {
 	s.mu.Lock()
 	n := len(s.clients)
 	s.mu.Unlock()
-	fmt.Fprintf(b, "connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:%d\r\ntracking_clients:0\r\n",
-		n, s.maxClients.Load(), s.store.Waiters.Count())
+	fmt.Fprintf(b, "connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:%d\r\ntracking_clients:%d\r\n",
+		n, s.maxClients.Load(), s.store.Waiters.Count(), s.trackingClients())
 }
 
 // memSamples are the runtime metrics behind INFO memory.
@@ -175,7 +175,7 @@ func (s *Server) infoStats(b *strings.Builder, held bool) {
 	fmt.Fprintf(b, "total_connections_received:%d\r\ntotal_commands_processed:%d\r\n",
 		s.stats.connectionsReceived.Load(), s.stats.commandsProcessed.Load())
 	fmt.Fprintf(b, "total_net_input_bytes:%d\r\ntotal_net_output_bytes:%d\r\nrejected_connections:%d\r\n",
-		s.stats.netInput.Load(), s.stats.netOutput.Load(), s.stats.rejectedConns.Load())
+		s.stats.netInput.Load(), s.stats.netOutput.Load()+s.hub.NetOutput.Load(), s.stats.rejectedConns.Load())
 	fmt.Fprintf(b, "expired_keys:%d\r\n", expired)
 	if es := s.stats.expire.Load(); es != nil {
 		fmt.Fprintf(b, "expired_stale_perc:%.2f\r\nexpired_time_cap_reached_count:%d\r\nexpire_cycle_cpu_milliseconds:%d\r\n",
@@ -184,7 +184,10 @@ func (s *Server) infoStats(b *strings.Builder, held bool) {
 		b.WriteString("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\n")
 	}
 	fmt.Fprintf(b, "evicted_keys:0\r\nkeyspace_hits:%d\r\nkeyspace_misses:%d\r\n", hits, misses)
-	fmt.Fprintf(b, "pubsub_channels:0\r\npubsub_patterns:0\r\ntotal_error_replies:%d\r\n", s.stats.totalErrorReplies.Load())
+	ps, tr := s.infoPubSubStats()
+	b.WriteString(ps)
+	b.WriteString(tr)
+	fmt.Fprintf(b, "total_error_replies:%d\r\n", s.stats.totalErrorReplies.Load())
 	// Redis 7.2's ACL denial counters (7.0 has none): the security issue asks for them.
 	fmt.Fprintf(b, "acl_access_denied_auth:%d\r\nacl_access_denied_cmd:%d\r\nacl_access_denied_key:%d\r\nacl_access_denied_channel:%d\r\n",
 		s.acl.Log.Denied(acl.DeniedAuth), s.acl.Log.Denied(acl.DeniedCommand), s.acl.Log.Denied(acl.DeniedKey), s.acl.Log.Denied(acl.DeniedChannel))

@@ -24,6 +24,7 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/hll"
+	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/store"
 	"github.com/hotkv/hotkv/internal/types"
@@ -77,6 +78,8 @@ type Server struct {
 
 	stats   stats
 	persist persistState
+	// hub is pub/sub, keyspace events and client-side caching (internal/pubsub).
+	hub *pubsub.Hub
 	// aof is the append-only log, set by Start when appendonly is yes (never changed after);
 	// aofPolicy is appendfsync.
 	aof       *aofLog
@@ -123,6 +126,11 @@ func New(cfg *config.Config, logger *slog.Logger) *Server {
 	}
 	s.acl = acl.NewRegistry(s.table.ACLCatalog())
 	command.JournalExpiries(s.store) // expired keys are journaled as DEL (command/effects.go)
+	s.hub = pubsub.NewHub()
+	s.hub.OnDisconnect = func(id int64, class int) {
+		s.log.Warn("Client scheduled to be closed ASAP for overcoming of output buffer limits.", "id", id, "class", class)
+	}
+	s.watchKeyspace()
 	s.stats.errorStats = map[string]int64{}
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.persist.lastBgOK.Store(true)
@@ -193,6 +201,14 @@ func (s *Server) applyConfig(name, value string) {
 		s.acl.Log.SetMax(n)
 	case "acl-pubsub-default":
 		s.acl.SetPubSubDefault(value == "allchannels")
+	case "notify-keyspace-events":
+		s.setKeyspaceEvents(value)
+	case "client-output-buffer-limit":
+		for class, l := range config.OutputBufferLimits(value) {
+			s.hub.SetLimit(class, pubsub.Limit{Hard: l[0], Soft: l[1], SoftSeconds: l[2]})
+		}
+	case "tracking-table-max-keys":
+		s.hub.Tracking.SetMaxKeys(n)
 	}
 }
 

@@ -337,6 +337,14 @@ type Store struct {
 	// OnExpire, when set, is called under the shard lock for each key the server deletes
 	// because it expired (lazily or actively); persistence and replication hook in here.
 	OnExpire func(db int, key string)
+	// OnEvict is the hook for keys deleted to free memory (maxmemory eviction, which HotKV
+	// does not do yet). The eviction code must call it under the shard lock for each key it
+	// deletes, after the deletion, and touch WATCH (Watches.Touch) as expire does: the
+	// server hangs the "evicted" keyspace event and client-side caching's invalidation on it.
+	OnEvict func(db int, key string)
+	// KeyEvents raises the keyspace events that only the store sees (a key created, a read
+	// missing a key).
+	KeyEvents KeyEvents
 
 	// OnFieldExpire, when set, is called under the shard lock for each element the server
 	// deletes from a value because the element expired (a hash field past its TTL), before the
@@ -437,6 +445,9 @@ func (db *DB) LookupRead(key []byte, now int64) *Entry {
 	s, e := db.find(key, db.store.Hash(key), now)
 	if e == nil {
 		s.Misses++
+		if db.store.KeyEvents.on.Load()&KeyEventMiss != 0 {
+			db.store.KeyEvents.Fn(db.ID, key, KeyEventMiss)
+		}
 		return nil
 	}
 	s.Hits++
@@ -491,6 +502,9 @@ func (db *DB) Set(key []byte, v Value, expireAt int64, keepTTL bool, now int64) 
 		e = s.dict.insert(key, h)
 		e.lru = uint32(now/1000) & lruMask
 		keepTTL = false
+		if db.store.KeyEvents.on.Load()&KeyEventNew != 0 {
+			db.store.KeyEvents.Fn(db.ID, key, KeyEventNew)
+		}
 	} else if e.Val.Kind == KindStream {
 		db.store.Waiters.KeyReplaced(db.ID, e.Key())
 	}
@@ -686,3 +700,24 @@ func (db *DB) Random(s *Shard, now int64) *Entry {
 // keyBytes views a stored key as bytes for hashing, without copying. The bytes must not be
 // modified.
 func keyBytes(k string) []byte { return unsafe.Slice(unsafe.StringData(k), len(k)) }
+
+// Keyspace events the store raises itself (KeyEvents).
+const (
+	// KeyEventNew: Set created a key (Redis's "new" event, raised in dbAdd).
+	KeyEventNew uint32 = 1 << iota
+	// KeyEventMiss: a read command's lookup (LookupRead) found no key ("keymiss").
+	KeyEventMiss
+)
+
+// KeyEvents raises the keyspace events that only the store sees, under the key's shard lock:
+// a key created and a read of a missing key. The server sets Fn once and turns the kinds on
+// and off with Enable as notify-keyspace-events changes; while a kind is off it costs one
+// atomic load.
+type KeyEvents struct {
+	on atomic.Uint32
+	Fn func(db int, key []byte, kind uint32)
+}
+
+// Enable turns on the kinds (KeyEventNew, KeyEventMiss) in kinds and off the others. Fn
+// must be set first.
+func (k *KeyEvents) Enable(kinds uint32) { k.on.Store(kinds) }
