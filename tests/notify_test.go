@@ -198,3 +198,36 @@ func TestKeyspaceEventsBlockedPop(t *testing.T) {
 	require.Equal(t, []string{"bl", "x"}, <-done)
 	require.Equal(t, []string{"__keyevent@0__:rpush bl", "__keyevent@0__:lpop bl", "__keyevent@0__:del bl"}, next(3))
 }
+
+// TestKeyspaceEventsStreams follows Redis's stream events: a consumer created by XGROUP
+// CREATECONSUMER, XREADGROUP or XCLAIM notifies, deleting a missing consumer does not.
+func TestKeyspaceEventsStreams(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	require.NoError(t, c.ConfigSet(ctx, "notify-keyspace-events", "Et").Err())
+	next := eventLog(t, s.Client(t, 3), "__keyevent@0__:*")
+	require.NoError(t, c.ConfigSet(ctx, "notify-keyspace-events", "Et$").Err()) // $ for the marker
+	ev := func(want []string, fn func()) { t.Helper(); expectEvents(t, next, c, want, fn) }
+	ev([]string{"xgroup-create x", "xgroup-createconsumer x", "xadd x", "xgroup-createconsumer x",
+		"xgroup-createconsumer x", "xgroup-delconsumer x"}, func() {
+		c.XGroupCreateMkStream(ctx, "x", "g", "$")
+		c.XGroupCreateConsumer(ctx, "x", "g", "Bob")
+		c.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: "1-1", Values: []string{"f", "v"}})
+		c.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "Alice", Streams: []string{"x", ">"}})
+		c.Do(ctx, "XCLAIM", "x", "g", "Mike", 0, "1-1", "FORCE")
+		c.XGroupDelConsumer(ctx, "x", "g", "Lee") // missing: no event
+		c.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: "x", Group: "g", Consumer: "Bob", Start: "1-1"})
+		c.XGroupDelConsumer(ctx, "x", "g", "Bob")
+	})
+	ev([]string{"xadd x", "xtrim x", "xadd x", "xdel x", "xtrim x", "xsetid x", "xgroup-setid x", "xgroup-destroy x"}, func() {
+		c.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: "2-1", MaxLen: 1, Values: []string{"f", "v"}})
+		c.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: "3-1", Values: []string{"f", "v"}})
+		c.XDel(ctx, "x", "2-1", "9-9")
+		c.XDel(ctx, "x", "9-9") // nothing deleted: no event
+		c.XTrimMaxLen(ctx, "x", 0)
+		c.XTrimMaxLen(ctx, "x", 0) // nothing trimmed: no event
+		c.Do(ctx, "XSETID", "x", "5-0")
+		c.XGroupSetID(ctx, "x", "g", "0")
+		c.XGroupDestroy(ctx, "x", "g")
+	})
+}

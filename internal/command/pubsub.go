@@ -247,4 +247,5 @@ const (
 	evHash    = pubsub.EventHash
 	evZSet    = pubsub.EventZSet
 	evNew     = pubsub.EventNew
+	evStream  = pubsub.EventStream
 )

@@ -628,6 +628,10 @@ func xaddCommand(c *Ctx) {
 	c.W.Bulk(idb)
 	trimmed := s.Trim(p.TrimArgs)
 	c.Dirty(1)
+	c.notify(evStream, "xadd", key)
+	if trimmed > 0 {
+		c.notify(evStream, "xtrim", key)
+	}
 	if c.Store.Journal != nil {
 		// The ID it generated, and the length trimming left instead of the trimming request:
 		// replay then removes exactly the entries removed here.
@@ -659,6 +663,7 @@ func xtrimCommand(c *Ctx) {
 	n := s.Trim(p.TrimArgs)
 	if n > 0 {
 		c.Dirty(n)
+		c.notify(evStream, "xtrim", c.Args[1])
 		if p.Approx && c.Store.Journal != nil {
 			c.Emit(c.DB.ID, effXTrim, c.Args[1], effMaxLen, effEquals, c.effInt(int64(s.Len())))
 		}
@@ -750,6 +755,9 @@ func xdelCommand(c *Ctx) {
 		}
 	}
 	c.Dirty(n)
+	if n > 0 {
+		c.notify(evStream, "xdel", c.Args[1])
+	}
 	c.W.Int(n)
 }
 
@@ -808,5 +816,6 @@ func xsetidCommand(c *Ctx) {
 	}
 	s.SetMeta(id, uint64(max(added, 0)), added != -1, maxDel)
 	c.Dirty(1)
+	c.notify(evStream, "xsetid", c.Args[1])
 	c.W.OK()
 }

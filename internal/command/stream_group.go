@@ -86,6 +86,7 @@ func xgroupCommand(c *Ctx) {
 			return
 		}
 		c.Dirty(1)
+		c.notify(evStream, "xgroup-create", key)
 		c.emitDollar(id)
 		c.W.OK()
 	case sub == "setid" && (len(c.Args) == 5 || len(c.Args) == 7):
@@ -98,6 +99,7 @@ func xgroupCommand(c *Ctx) {
 		}
 		g.LastID, g.EntriesRead = id, entriesRead
 		c.Dirty(1)
+		c.notify(evStream, "xgroup-setid", key)
 		c.emitDollar(id)
 		c.W.OK()
 	case sub == "destroy" && len(c.Args) == 4:
@@ -107,6 +109,7 @@ func xgroupCommand(c *Ctx) {
 		}
 		s.DestroyGroup(g.Name)
 		c.Dirty(1)
+		c.notify(evStream, "xgroup-destroy", key)
 		c.W.Int(1)
 		// Clients blocked in XREADGROUP on this group fail with -NOGROUP right away.
 		c.markReady(key)
@@ -116,12 +119,14 @@ func xgroupCommand(c *Ctx) {
 			return
 		}
 		c.Dirty(1)
+		c.notify(evStream, "xgroup-createconsumer", key)
 		c.W.Int(1)
 	case sub == "delconsumer" && len(c.Args) == 5:
 		var n int
 		if con := g.Consumer(string(c.Args[4])); con != nil {
 			n = g.DeleteConsumer(con)
 			c.Dirty(1)
+			c.notify(evStream, "xgroup-delconsumer", key)
 		}
 		c.W.Int(int64(n))
 	default:

@@ -98,6 +98,7 @@ func (c *Ctx) streamConsumer(db int, key, group []byte, g *types.StreamGroup, na
 	if c.Srv != nil {
 		c.Srv.AddDirty(1)
 	}
+	c.notifyIn(db, evStream, "xgroup-createconsumer", key)
 	if c.Store.Journal != nil {
 		c.Emit(db, effXGroup, effCreateConsumer, key, group, name)
 	}
