@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Runs every check CI runs (`make test`, `.ci/run`): setup, gofmt, go vet, the whole Go suite
-# under the race detector, bounded fuzz runs of the RESP reader, the snapshot decoder, the
-# append-only log reader and the DUMP payload decoder, and the redis-cli smoke test.
+# under the race detector, bounded fuzz runs (the RESP reader, the snapshot decoder, the
+# append-only log reader, the DUMP payload decoder, and FuzzCommands: hostile command lines
+# against a live server), and the redis-cli smoke test.
 # Every step runs even after a failure; the script prints each step's summary and exits
-# non-zero if any step failed. FUZZTIME (default 400000x) and SNAPSHOT_FUZZTIME (default 60000x,
-# for the snapshot decoder, the log reader and the DUMP decoder each) set the fuzzing budgets. They are execution
-# counts, not durations: with a duration, Go 1.26's fuzz coordinator can report a spurious
-# "context deadline exceeded" failure when the time runs out (go.dev/issue/75804, fixed in Go
-# 1.27); a count has no deadline to race. On this 2-core machine the defaults take about 15 s
-# and 10 s.
+# non-zero if any step failed. FUZZTIME (default 400000x, the RESP reader), SNAPSHOT_FUZZTIME
+# (default 60000x, each of the decoders) and COMMAND_FUZZTIME (default 5000x) set the fuzzing
+# budgets. They are execution counts, not durations: with a duration, Go 1.26's fuzz
+# coordinator can report a spurious "context deadline exceeded" failure when the time runs out
+# (go.dev/issue/75804, fixed in Go 1.27); a count has no deadline to race. On this 2-core
+# machine the defaults take 5 to 15 s each.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZTIME=${FUZZTIME:-400000x}
 SNAPSHOT_FUZZTIME=${SNAPSHOT_FUZZTIME:-60000x}
+COMMAND_FUZZTIME=${COMMAND_FUZZTIME:-5000x}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 results=()
@@ -92,6 +94,7 @@ step fuzz fuzz FuzzReader ./internal/resp/ "$FUZZTIME"
 step fuzz-snap fuzz FuzzDecode ./internal/persist/ "$SNAPSHOT_FUZZTIME"
 step fuzz-log fuzz FuzzLogReader ./internal/persist/ "$SNAPSHOT_FUZZTIME"
 step fuzz-dump fuzz FuzzRestore ./internal/rdb/ "$SNAPSHOT_FUZZTIME"
+step fuzz-cmds fuzz FuzzCommands ./tests/ "$COMMAND_FUZZTIME"
 step smoke smoke
 
 echo

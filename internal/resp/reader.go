@@ -20,8 +20,8 @@ const (
 	// authenticate, so an anonymous peer cannot make the server buffer large requests.
 	unauthMaxMultibulk = 10
 	unauthMaxBulk      = 16384
-	// bigArg is the bulk size above which the buffer is grown to hold the whole argument at
-	// once, so a large value is read in place instead of being copied on every refill.
+	// bigArg is the bulk size above which the buffer is grown towards the whole argument, so
+	// a large value is read in place instead of being copied on every refill.
 	bigArg = 32 * 1024
 
 	minBufSize = 4 * 1024
@@ -141,7 +141,11 @@ func (rd *Reader) makeRoom() {
 	}
 	need := 1
 	if rd.inCmd && rd.bulk >= bigArg {
-		need = rd.pos + rd.bulk + 2 - rd.w
+		// Room for the whole argument, so it is received in place; but grown with what
+		// arrives, not with what the header announces: a peer announcing 512 MB and sending
+		// nothing must not cost 512 MB (Redis allocates it up front). Doubling keeps the
+		// copies of a real large argument amortized O(n).
+		need = min(rd.pos+rd.bulk+2-rd.w, max(len(rd.buf), bigArg))
 	}
 	if len(rd.buf)-rd.w < need {
 		rd.grow(need)
