@@ -10,6 +10,7 @@ package command
 import (
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -194,6 +195,11 @@ func (c *Command) Sub(name string) *Command { return c.subByName[name] }
 type Table struct {
 	byName map[string]*Command
 	all    []*Command
+
+	// scripting is the script cache, function libraries and running scripts (scripting.go),
+	// made on first use.
+	scriptOnce sync.Once
+	scripting  *Scripting
 }
 
 // NewTable builds a table from command rows, linking subcommands to their parents.
