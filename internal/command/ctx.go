@@ -191,6 +191,8 @@ type Ctx struct {
 	// allLocked is set when every shard is already held (MULTI/EXEC with a global command);
 	// self-locking helpers then skip their locks.
 	allLocked bool
+	// inScript is set on the context a script's commands run in (scripting.go).
+	inScript bool
 }
 
 // Error writes an error reply and counts it in INFO errorstats and the command's failed calls.

@@ -39,8 +39,12 @@ import (
 //	LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP,  argv (deterministic given the list; a pop that
 //	LSET, LINSERT, LREM, LTRIM, LMOVE,         empties it deletes it on replay too)
 //	RPOPLPUSH
-//	FUNCTION LOAD, DELETE, FLUSH, RESTORE      argv (the libraries are server-wide state that
-//	                                           snapshots also carry; replay loads the same code)
+//	FUNCTION LOAD                              FUNCTION LOAD REPLACE code, server-wide (DB -1):
+//	                                           replaying it over a snapshot (an append-only log's
+//	                                           base) that holds the library loads it again
+//	FUNCTION DELETE, FUNCTION FLUSH            argv, server-wide (DB -1)
+//	FUNCTION RESTORE                           FUNCTION FLUSH (FLUSH policy), then FUNCTION LOAD
+//	                                           REPLACE code of each restored library, server-wide
 //	EVAL, EVALSHA, FCALL (and _RO)             never themselves: each write inside journals its
 //	                                           own effect, and a script's effects go out as one
 //	                                           MULTI ... EXEC block (scripting.go); after

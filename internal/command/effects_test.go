@@ -21,7 +21,7 @@ var (
 		"zadd", "zrem", "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zrangestore",
 		"zunionstore", "zinterstore", "zdiffstore",
 		"lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "lset", "linsert", "lrem", "ltrim",
-		"lmove", "rpoplpush", "function|flush", "function|load", "function|delete", "function|restore",
+		"lmove", "rpoplpush",
 	}
 	// pfadd and pfmerge journal their arguments when the HLL is dense and SET key value
 	// KEEPTTL when it is sparse (hll.go): listed as emitted, since they may emit.
@@ -33,6 +33,7 @@ var (
 		"pfadd", "pfmerge", "pfdebug", "sort", "restore",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
+		"function|load", "function|delete", "function|flush", "function|restore",
 	}
 )
 

@@ -14,6 +14,12 @@ import (
 // snapshots and the append-only log (FUNCTION LOAD, DELETE, FLUSH and RESTORE are journaled
 // as their arguments), listed, dumped and restored in Redis's payload format.
 
+// Effect words of the function commands.
+var (
+	effFunction = []byte("FUNCTION")
+	effLoad     = []byte("LOAD")
+)
+
 // functionVM returns the state that runs libraries, built on first use; fvmMu must be held.
 func (s *Scripting) functionVM() *script.VM {
 	if s.fvm == nil {
@@ -134,10 +140,10 @@ func (s *Scripting) loadLibrary(code []byte, replace, timeout bool) (string, str
 	s.fvmMu.Lock()
 	defer s.fvmMu.Unlock()
 	// The name is checked against the registry before the code runs, as Redis does.
-	_, name, _, merr := parseLibraryMeta(code)
-	if merr == "" && script.ValidName(name) {
+	engine, name, _, merr := parseLibraryMeta(code)
+	if merr == "" && script.ValidName(name) && strings.EqualFold(engine, "lua") {
 		s.libMu.RLock()
-		old := s.libs[strings.ToLower(name)]
+		old := s.libs[name]
 		s.libMu.RUnlock()
 		if old != nil && !replace {
 			return "", "ERR Library '" + name + "' already exists"
@@ -149,8 +155,7 @@ func (s *Scripting) loadLibrary(code []byte, replace, timeout bool) (string, str
 	}
 	s.libMu.Lock()
 	defer s.libMu.Unlock()
-	key := strings.ToLower(l.name)
-	old := s.libs[key]
+	old := s.libs[l.name]
 	if old != nil && !replace {
 		return "", "ERR Library '" + l.name + "' already exists"
 	}
@@ -167,7 +172,7 @@ func (s *Scripting) loadLibrary(code []byte, replace, timeout bool) (string, str
 }
 
 func (s *Scripting) linkLocked(l *library) {
-	s.libs[strings.ToLower(l.name)] = l
+	s.libs[l.name] = l
 	for _, f := range l.fns {
 		s.funcs[strings.ToLower(f.f.Name)] = f
 	}
@@ -175,7 +180,7 @@ func (s *Scripting) linkLocked(l *library) {
 }
 
 func (s *Scripting) unlinkLocked(l *library) {
-	delete(s.libs, strings.ToLower(l.name))
+	delete(s.libs, l.name)
 	for _, f := range l.fns {
 		delete(s.funcs, strings.ToLower(f.f.Name))
 	}
@@ -187,7 +192,18 @@ func (s *Scripting) unlinkLocked(l *library) {
 	}
 }
 
-// LibraryCodes returns every library's code in load order, for snapshots.
+// Libraries returns every library's name and code in load order, for snapshots.
+func (s *Scripting) Libraries() [][2]string {
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
+	out := make([][2]string, len(s.order))
+	for i, l := range s.order {
+		out[i] = [2]string{l.name, l.code}
+	}
+	return out
+}
+
+// LibraryCodes returns every library's code in load order, for FUNCTION DUMP.
 func (s *Scripting) LibraryCodes() []string {
 	s.libMu.RLock()
 	defer s.libMu.RUnlock()
@@ -240,13 +256,18 @@ func functionLoadCommand(c *Ctx) {
 		return
 	}
 	c.Dirty(1)
+	// Journaled server-wide and with REPLACE, so that replaying it over a snapshot that
+	// already holds the library (an append-only log's base) loads the same code again.
+	if c.Store.Journal != nil {
+		c.Emit(-1, effFunction, effLoad, effReplace, c.Args[i])
+	}
 	c.W.BulkString(name)
 }
 
 func functionDeleteCommand(c *Ctx) {
 	s := c.Srv.Table().Scripting()
 	s.libMu.Lock()
-	l := s.libs[strings.ToLower(string(c.Args[2]))]
+	l := s.libs[string(c.Args[2])]
 	if l != nil {
 		s.unlinkLocked(l)
 	}
@@ -256,13 +277,16 @@ func functionDeleteCommand(c *Ctx) {
 		return
 	}
 	c.Dirty(1)
+	if c.Store.Journal != nil {
+		c.Emit(-1, c.Args...)
+	}
 	c.W.OK()
 }
 
 func functionFlushCommand(c *Ctx) {
 	switch {
 	case len(c.Args) > 3:
-		c.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.")
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncate(string(c.Args[1]), 128) + "'. Try FUNCTION HELP.")
 		return
 	case len(c.Args) == 3 && !c.ArgIs(2, "async") && !c.ArgIs(2, "sync"):
 		c.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
@@ -270,6 +294,9 @@ func functionFlushCommand(c *Ctx) {
 	}
 	c.Srv.Table().Scripting().FlushLibraries()
 	c.Dirty(1)
+	if c.Store.Journal != nil {
+		c.Emit(-1, c.Args...)
+	}
 	c.W.OK()
 }
 
@@ -351,7 +378,7 @@ func functionDumpCommand(c *Ctx) {
 
 func functionRestoreCommand(c *Ctx) {
 	if len(c.Args) > 4 {
-		c.Error("ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.")
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncate(string(c.Args[1]), 128) + "'. Try FUNCTION HELP.")
 		return
 	}
 	policy := "append"
@@ -388,11 +415,11 @@ func functionRestoreCommand(c *Ctx) {
 	// Check the payload itself for collisions, then against what stays.
 	seenLib, seenFn := map[string]bool{}, map[string]bool{}
 	for _, l := range libs {
-		if seenLib[strings.ToLower(l.name)] {
+		if seenLib[l.name] {
 			c.Error("ERR Library " + l.name + " already exists")
 			return
 		}
-		seenLib[strings.ToLower(l.name)] = true
+		seenLib[l.name] = true
 		for _, f := range l.fns {
 			if seenFn[strings.ToLower(f.f.Name)] {
 				c.Error("ERR Function " + f.f.Name + " already exists")
@@ -408,7 +435,7 @@ func functionRestoreCommand(c *Ctx) {
 	}
 	replaced := map[*library]bool{}
 	for _, l := range libs {
-		if old := s.libs[strings.ToLower(l.name)]; old != nil {
+		if old := s.libs[l.name]; old != nil {
 			if policy != "replace" {
 				c.Error("ERR Library " + l.name + " already exists")
 				return
@@ -431,6 +458,16 @@ func functionRestoreCommand(c *Ctx) {
 		s.linkLocked(l)
 	}
 	c.Dirty(1)
+	// Journaled as what it did: FUNCTION FLUSH for the FLUSH policy, then a FUNCTION LOAD
+	// REPLACE of every restored library.
+	if c.Store.Journal != nil {
+		if policy == "flush" {
+			c.Emit(-1, effFunction, []byte("FLUSH"))
+		}
+		for _, l := range libs {
+			c.Emit(-1, effFunction, effLoad, effReplace, []byte(l.code))
+		}
+	}
 	c.W.OK()
 }
 

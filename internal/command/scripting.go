@@ -151,7 +151,9 @@ func (s *Scripting) Stats() (scripts int, bytes int64, states int) {
 func (s *Scripting) KillAll() {
 	s.runMu.Lock()
 	for _, r := range s.running {
-		r.vm.Kill("Script killed by user with SHUTDOWN NOSAVE...")
+		if r.vm != nil {
+			r.vm.Kill("Script killed by user with SHUTDOWN NOSAVE...")
+		}
 	}
 	s.runMu.Unlock()
 }
@@ -380,7 +382,7 @@ func runScript(c *Ctx, s *Scripting, r *running, allDBs, readOnly bool, call fun
 	sr.client = Client{ID: c.Client.ID, DB: c.Client.DB, User: c.Client.User, Authenticated: true, Flags: "N"}
 	sr.w = resp.Writer{Buf: sr.w.Buf[:0], Proto: 2}
 	sr.sc = Ctx{Args: nil, W: &sr.w, Client: &sr.client, Srv: c.Srv, Store: c.Store, DB: c.DB, Now: c.Now,
-		allLocked: true, effArgs: sr.sc.effArgs[:0], effNum: sr.sc.effNum[:0]}
+		allLocked: true, inScript: true, effArgs: sr.sc.effArgs[:0], effNum: sr.sc.effNum[:0]}
 	sr.run = script.Run{Host: sr, Proto: 2, Repl: script.ReplAll}
 	own := false
 	switch {

@@ -90,6 +90,8 @@ func Directives() []*Directive {
 			Doc: "At startup, a log whose last frame is torn (a crash while appending) is cut back to its last whole frame and loaded, with a warning. With `no` the server refuses to start instead (repair with `hotkv-server --check-aof --fix`). Damage anywhere else always refuses the start."},
 		{Name: "lazyfree-lazy-user-flush", Type: Bool, Default: "no", Mutable: true, Group: "general",
 			Doc: "Make FLUSHALL/FLUSHDB without SYNC or ASYNC free memory in the background."},
+		{Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Type: Int, Default: "5000", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "general",
+			Doc: "Milliseconds a Lua script (EVAL, FCALL) may run before other clients' commands get `-BUSY` instead of waiting, and SCRIPT KILL or FUNCTION KILL may stop it; 0 never. The script itself keeps running until it ends or is killed."},
 	}
 }
 

@@ -186,7 +186,7 @@ func (s *cjsonState) encodeValue(L *lua.LState, sb *strings.Builder, v lua.LValu
 		}
 		sb.WriteByte('{')
 		first := true
-		x.ForEach(func(k, val lua.LValue) {
+		forEach(x, func(k, val lua.LValue) {
 			if !first {
 				sb.WriteByte(',')
 			}
@@ -216,7 +216,7 @@ func (s *cjsonState) encodeValue(L *lua.LState, sb *strings.Builder, v lua.LValu
 func (s *cjsonState) arrayLength(L *lua.LState, t *lua.LTable) int {
 	max, items := 0, 0
 	isArray := true
-	t.ForEach(func(k, _ lua.LValue) {
+	forEach(t, func(k, _ lua.LValue) {
 		if !isArray {
 			return
 		}
@@ -366,6 +366,15 @@ func (d *jsonDecoder) token() string {
 		return "T_COLON"
 	case '"':
 		return "T_STRING"
+	}
+	rest := d.data[d.pos:]
+	switch c := d.data[d.pos]; {
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "T_NUMBER"
+	case strings.HasPrefix(rest, "true"), strings.HasPrefix(rest, "false"):
+		return "T_BOOLEAN"
+	case strings.HasPrefix(rest, "null"):
+		return "T_NULL"
 	}
 	return "invalid token"
 }

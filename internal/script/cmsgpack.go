@@ -36,7 +36,7 @@ func openCMsgpack(L *lua.LState) *lua.LTable {
 func msgpackPack(L *lua.LState) int {
 	n := L.GetTop()
 	if n == 0 {
-		L.ArgError(0, "MessagePack pack needs input.")
+		L.RaiseError("bad argument #0 to 'pack' (MessagePack pack needs input.)")
 	}
 	var b []byte
 	for i := 1; i <= n; i++ {
@@ -98,7 +98,7 @@ func msgpackEncode(b []byte, v lua.LValue, level int) []byte {
 			return b
 		}
 		n := 0
-		x.ForEach(func(lua.LValue, lua.LValue) { n++ })
+		forEach(x, func(lua.LValue, lua.LValue) { n++ })
 		switch {
 		case n <= 15:
 			b = append(b, 0x80|byte(n))
@@ -108,7 +108,7 @@ func msgpackEncode(b []byte, v lua.LValue, level int) []byte {
 			b = append(b, 0xdf)
 			b = binary.BigEndian.AppendUint32(b, uint32(n))
 		}
-		x.ForEach(func(k, val lua.LValue) {
+		forEach(x, func(k, val lua.LValue) {
 			b = msgpackEncode(b, k, level+1)
 			b = msgpackEncode(b, val, level+1)
 		})
@@ -154,7 +154,7 @@ func msgpackInt(b []byte, n int64) []byte {
 func msgpackArrayLen(t *lua.LTable) (int, bool) {
 	count, max := 0, 0
 	ok := true
-	t.ForEach(func(k, _ lua.LValue) {
+	forEach(t, func(k, _ lua.LValue) {
 		if !ok {
 			return
 		}

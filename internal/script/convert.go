@@ -224,7 +224,11 @@ func writeTable(w *resp.Writer, t *lua.LTable, proto, depth int) {
 		return
 	}
 	if d, ok := t.RawGetString("double").(lua.LNumber); ok {
-		w.Double(float64(d))
+		if f := float64(d); math.IsNaN(f) && math.Signbit(f) {
+			w.DoubleText("-nan") // printf's spelling of a negative NaN, which 0/0 is
+		} else {
+			w.Double(f)
+		}
 		return
 	}
 	if s, ok := t.RawGetString("big_number").(lua.LString); ok {
@@ -245,9 +249,9 @@ func writeTable(w *resp.Writer, t *lua.LTable, proto, depth int) {
 	}
 	if m, ok := t.RawGetString("map").(*lua.LTable); ok {
 		n := 0
-		m.ForEach(func(lua.LValue, lua.LValue) { n++ })
+		forEach(m, func(lua.LValue, lua.LValue) { n++ })
 		w.Map(n)
-		m.ForEach(func(k, v lua.LValue) {
+		forEach(m, func(k, v lua.LValue) {
 			writeValue(w, k, proto, depth+1)
 			writeValue(w, v, proto, depth+1)
 		})
@@ -255,9 +259,9 @@ func writeTable(w *resp.Writer, t *lua.LTable, proto, depth int) {
 	}
 	if s, ok := t.RawGetString("set").(*lua.LTable); ok {
 		n := 0
-		s.ForEach(func(lua.LValue, lua.LValue) { n++ })
+		forEach(s, func(lua.LValue, lua.LValue) { n++ })
 		w.Set(n)
-		s.ForEach(func(k, _ lua.LValue) { writeValue(w, k, proto, depth+1) })
+		forEach(s, func(k, _ lua.LValue) { writeValue(w, k, proto, depth+1) })
 		return
 	}
 	n := 0
@@ -282,4 +286,15 @@ func noCRLF(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// forEach visits t's pairs in gopher-lua's next() order (array part, then keys in insertion
+// order), which unlike LTable.ForEach does not depend on Go's map order: replies, JSON and
+// MessagePack come out the same on every run.
+func forEach(t *lua.LTable, fn func(k, v lua.LValue)) {
+	k, v := t.Next(lua.LNil)
+	for k != lua.LNil {
+		fn(k, v)
+		k, v = t.Next(k)
+	}
 }

@@ -285,25 +285,25 @@ func (vm *VM) registerFunction(L *lua.LState) int {
 			return fail("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).")
 		}
 		var bad string
-		t.ForEach(func(k, v lua.LValue) {
+		forEach(t, func(k, v lua.LValue) {
 			if bad != "" {
 				return
 			}
-			ks, ok := k.(lua.LString)
+			ks, ok := luaString(k)
 			if !ok {
 				bad = "named argument key given to redis.register_function is not a string"
 				return
 			}
 			switch strings.ToLower(string(ks)) {
 			case "function_name":
-				s, ok := v.(lua.LString)
+				s, ok := luaString(v)
 				if !ok {
 					bad = "function_name argument given to redis.register_function must be a string"
 					return
 				}
 				f.Name = string(s)
 			case "description":
-				s, ok := v.(lua.LString)
+				s, ok := luaString(v)
 				if !ok {
 					bad = "description argument given to redis.register_function must be a string"
 					return
@@ -349,7 +349,7 @@ func (vm *VM) registerFunction(L *lua.LState) int {
 			return fail("redis.register_function must get a callback argument")
 		}
 	case 2:
-		s, ok := L.Get(1).(lua.LString)
+		s, ok := luaString(L.Get(1))
 		if !ok {
 			return fail("first argument to redis.register_function must be a string")
 		}
@@ -375,10 +375,21 @@ func (vm *VM) registerFunction(L *lua.LState) int {
 
 func hasKey(t *lua.LTable, name string) bool {
 	found := false
-	t.ForEach(func(k, _ lua.LValue) {
+	forEach(t, func(k, _ lua.LValue) {
 		if s, ok := k.(lua.LString); ok && strings.EqualFold(string(s), name) {
 			found = true
 		}
 	})
 	return found
+}
+
+// luaString is lua_isstring plus lua_tostring: strings, and numbers as Lua prints them.
+func luaString(v lua.LValue) (lua.LString, bool) {
+	switch x := v.(type) {
+	case lua.LString:
+		return x, true
+	case lua.LNumber:
+		return lua.LString(FormatNumber(float64(x))), true
+	}
+	return "", false
 }

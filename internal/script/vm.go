@@ -241,7 +241,7 @@ func (vm *VM) lockDown() {
 	L := vm.L
 	g := vm.globals
 	// Library tables become read-only proxies, in place in the globals.
-	g.ForEach(func(k, v lua.LValue) {
+	forEach(g, func(k, v lua.LValue) {
 		if t, ok := v.(*lua.LTable); ok && t != g {
 			g.RawSet(k, vm.readonly(t))
 		}
@@ -268,10 +268,17 @@ func (vm *VM) lockDown() {
 	if s, ok := g.RawGetString("string").(*lua.LTable); ok {
 		strMeta.RawSetString("__index", s)
 	}
+	strMeta.RawSetString("__call", L.NewFunction(luaCallError))
 	strMeta.RawSetString("__metatable", vm.readonly(strMeta))
 	L.SetMetatable(lua.LString(""), strMeta)
-	for _, v := range []lua.LValue{lua.LNil, lua.LNumber(0), lua.LFalse, L.NewFunction(luaReadonlyErr)} {
+	th, _ := L.NewThread()
+	for _, v := range []lua.LValue{lua.LNil, lua.LNumber(0), lua.LFalse, L.NewFunction(luaReadonlyErr), th} {
 		m := L.NewTable()
+		if v.Type() != lua.LTFunction {
+			// gopher-lua says "attempt to call a non-function object"; Lua 5.1 names the
+			// type, and so does this __call.
+			m.RawSetString("__call", L.NewFunction(luaCallError))
+		}
 		m.RawSetString("__metatable", vm.readonly(m))
 		L.SetMetatable(v, m)
 	}
@@ -288,7 +295,7 @@ func (vm *VM) readonly(t *lua.LTable) *lua.LTable {
 	L.SetMetatable(p, m)
 	vm.protected[p] = true
 	// Nested tables (none in the libraries today) are protected too.
-	t.ForEach(func(k, v lua.LValue) {
+	forEach(t, func(k, v lua.LValue) {
 		if nt, ok := v.(*lua.LTable); ok && !vm.protected[nt] && nt != t {
 			t.RawSet(k, vm.readonly(nt))
 		}
@@ -298,6 +305,12 @@ func (vm *VM) readonly(t *lua.LTable) *lua.LTable {
 
 func luaReadonlyErr(L *lua.LState) int {
 	L.RaiseError(errReadonly)
+	return 0
+}
+
+// luaCallError raises Lua 5.1's error for calling a value that is not a function.
+func luaCallError(L *lua.LState) int {
+	L.RaiseError("attempt to call a %s value", L.Get(1).Type().String())
 	return 0
 }
 
@@ -812,13 +825,13 @@ func (vm *VM) luaRandom(L *lua.LState) int {
 	case 0:
 		L.Push(lua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		u := checkInt(L, 1)
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l, u := L.CheckInt(1), L.CheckInt(2)
+		l, u := checkInt(L, 1), checkInt(L, 2)
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
@@ -830,7 +843,21 @@ func (vm *VM) luaRandom(L *lua.LState) int {
 }
 
 func (vm *VM) luaRandomSeed(L *lua.LState) int {
-	vm.rand.seed(int32(L.CheckInt(1)))
+	vm.rand.seed(int32(checkInt(L, 1)))
+	return 0
+}
+
+// checkInt is luaL_checkint: a number, or a string that converts to one, truncated.
+func checkInt(L *lua.LState, i int) int {
+	switch v := L.Get(i).(type) {
+	case lua.LNumber:
+		return int(v)
+	case lua.LString:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64); err == nil {
+			return int(f)
+		}
+	}
+	L.TypeError(i, lua.LTNumber)
 	return 0
 }
 

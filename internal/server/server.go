@@ -120,6 +120,18 @@ func New(cfg *config.Config, logger *slog.Logger) *Server {
 		done:    make(chan struct{}),
 	}
 	command.JournalExpiries(s.store) // expired keys are journaled as DEL (command/effects.go)
+	sc := s.table.Scripting()
+	sc.SetVersion(RedisVersion, false)
+	sc.Log = func(level int, msg string) {
+		switch level {
+		case 0, 1:
+			s.log.Debug(msg)
+		case 2:
+			s.log.Info(msg)
+		default:
+			s.log.Warn(msg)
+		}
+	}
 	s.stats.errorStats = map[string]int64{}
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.persist.lastBgOK.Store(true)
@@ -137,6 +149,8 @@ func (s *Server) applyConfig(name, value string) {
 		s.maxBulk.Store(n)
 	case "timeout":
 		s.timeoutSec.Store(n)
+	case "busy-reply-threshold":
+		s.table.Scripting().BusyMs.Store(n)
 	case "maxclients":
 		s.maxClients.Store(n)
 	case "enable-debug-command":
