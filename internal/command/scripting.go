@@ -336,12 +336,10 @@ func evalGeneric(c *Ctx, bySHA, ro bool) {
 		return
 	}
 	readOnly := ro || (!compat && e.flags&script.FlagNoWrites != 0)
-	vm := s.pool.Get()
-	r := &running{vm: vm, client: c.Client, eval: true, name: e.sha}
+	r := &running{client: c.Client, eval: true, name: e.sha}
 	runScript(c, s, r, e.allDBs, readOnly, func(run *script.Run, w *resp.Writer) script.Reply {
-		return vm.Eval(run, e.proto, keys, args, e.sha, w)
+		return r.vm.Eval(run, e.proto, keys, args, e.sha, w)
 	})
-	s.pool.Put(vm)
 }
 
 // scriptRun is the per-run state a script's commands execute in: a context of its own (the
@@ -373,6 +371,12 @@ func runScript(c *Ctx, s *Scripting, r *running, allDBs, readOnly bool, call fun
 		} else {
 			c.LockDBs(c.DB.ID)
 		}
+	}
+	if r.vm == nil {
+		// An EVAL state is taken once the locks are held: scripts of one database run one at
+		// a time, so the pool need not hold a state for every client waiting for the locks.
+		r.vm = s.pool.Get()
+		defer s.pool.Put(r.vm)
 	}
 	sr := scriptRunPool.Get().(*scriptRun)
 	sr.t = c.Srv.Table()

@@ -81,10 +81,8 @@ func (vm *VM) Eval(run *Run, proto *lua.FunctionProto, keys, argv [][]byte, name
 	fn := L.NewFunctionFromProto(proto)
 	fn.Env = vm.env
 	L.Push(fn)
-	out := vm.call(run, 0, name, errKilledEval, w)
-	vm.globals.RawSetString("KEYS", lua.LNil)
-	vm.globals.RawSetString("ARGV", lua.LNil)
-	return out
+	// KEYS and ARGV stay until the next run replaces them, as in Redis.
+	return vm.call(run, 0, name, errKilledEval, w)
 }
 
 // call runs the function and arguments pushed on the stack under run.
