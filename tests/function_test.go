@@ -68,7 +68,10 @@ func TestFunctionLoadCallList(t *testing.T) {
 		_, err = c.FunctionRestore(ctx, payload).Result()
 		require.EqualError(t, err, "ERR Library counters already exists")
 		require.Equal(t, "OK", c.Do(ctx, "FUNCTION", "RESTORE", payload, "REPLACE").Val())
-		require.Equal(t, "OK", c.FunctionDelete(ctx, "COUNTERS").Val())
+		// Library names are case-sensitive, function names are not (as in Redis).
+		_, err = c.FunctionDelete(ctx, "COUNTERS").Result()
+		require.EqualError(t, err, "ERR Library not found")
+		require.Equal(t, "OK", c.FunctionDelete(ctx, "counters").Val())
 		_, err = c.FCall(ctx, "bump", []string{"n"}).Result()
 		require.EqualError(t, err, "ERR Function not found")
 		require.Equal(t, "OK", c.FunctionRestore(ctx, payload).Val())

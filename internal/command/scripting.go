@@ -486,6 +486,15 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 		sc.tx.mute = sr.run.Repl == script.ReplNone
 	}
 	t.run(sc, cmd)
+	if sc.Blocked != nil {
+		// A script cannot wait. Redis refuses blocking forms inside scripts up front (XREAD
+		// BLOCK checks for it; BLPOP and the like are noscript); a command that blocked
+		// anyway is taken off the waiters and refused the same way, never left waiting.
+		sc.Store.Waiters.Remove(sc.Blocked)
+		sc.Blocked = nil
+		sr.w.Reset()
+		sr.w.Error("ERR " + cmd.Name + " command is not allowed with BLOCK option from scripts")
+	}
 	if sc.Client.DB != sc.DB.ID {
 		sc.DB = sc.Store.DB(sc.Client.DB)
 	}

@@ -186,6 +186,7 @@ func newVM(cfg Config) *VM {
 	g.RawSetString("pcall", L.NewFunction(vm.luaPcall))
 	g.RawSetString("setmetatable", L.NewFunction(vm.luaSetMetatable))
 	g.RawSetString("rawset", L.NewFunction(vm.luaRawSet))
+	g.RawSetString("getmetatable", L.NewFunction(luaGetMetatable))
 	g.RawSetString("unpack", L.NewFunction(luaUnpack))
 	g.RawSetString("tostring", L.NewFunction(luaToString))
 	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNumber(0)); return 1 }))
@@ -276,9 +277,11 @@ func (vm *VM) lockDown() {
 		m := L.NewTable()
 		if v.Type() != lua.LTFunction {
 			// gopher-lua says "attempt to call a non-function object"; Lua 5.1 names the
-			// type, and so does this __call.
+			// variable and the type, and so do these metamethods (names.go).
 			m.RawSetString("__call", L.NewFunction(luaCallError))
 		}
+		m.RawSetString("__index", L.NewFunction(luaIndexError))
+		m.RawSetString("__newindex", L.NewFunction(luaIndexError))
 		m.RawSetString("__metatable", vm.readonly(m))
 		L.SetMetatable(v, m)
 	}
@@ -310,7 +313,13 @@ func luaReadonlyErr(L *lua.LState) int {
 
 // luaCallError raises Lua 5.1's error for calling a value that is not a function.
 func luaCallError(L *lua.LState) int {
-	L.RaiseError("attempt to call a %s value", L.Get(1).Type().String())
+	typeError(L, "call", L.Get(1))
+	return 0
+}
+
+// luaIndexError raises Lua 5.1's error for indexing a value that is not a table.
+func luaIndexError(L *lua.LState) int {
+	typeError(L, "index", L.Get(1))
 	return 0
 }
 
@@ -336,6 +345,30 @@ func (vm *VM) luaSetMetatable(L *lua.LState) int {
 	}
 	L.SetMetatable(t, mt)
 	L.SetTop(1)
+	return 1
+}
+
+// luaGetMetatable is getmetatable as Redis's Lua answers it: tables and strings have
+// metatables (a protected one reads as its __metatable field); the other basic types, whose
+// metatables here only carry Lua 5.1's error messages, have none.
+func luaGetMetatable(L *lua.LState) int {
+	v := L.CheckAny(1)
+	switch v.(type) {
+	case *lua.LTable, *lua.LUserData, lua.LString:
+	default:
+		L.Push(lua.LNil)
+		return 1
+	}
+	mt, ok := L.GetMetatable(v).(*lua.LTable)
+	if !ok {
+		L.Push(lua.LNil)
+		return 1
+	}
+	if p := mt.RawGetString("__metatable"); p != lua.LNil {
+		L.Push(p)
+		return 1
+	}
+	L.Push(mt)
 	return 1
 }
 
