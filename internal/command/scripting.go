@@ -108,9 +108,36 @@ type running struct {
 	client  *Client
 	eval    bool
 	startNs int64
-	wrote   atomic.Bool
 	name    string
 	args    [][]byte
+	// mu makes "has it written?" and "kill it" one step each, so that a script is never
+	// killed after its first write (SCRIPT KILL would leave it half applied).
+	mu     sync.Mutex
+	wrote  bool
+	killed bool
+}
+
+// startWrite records that the script is about to write; false when it was killed first.
+func (r *running) startWrite() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.killed {
+		return false
+	}
+	r.wrote = true
+	return true
+}
+
+// kill stops the script unless it has written, reporting whether it did.
+func (r *running) kill(msg string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.wrote {
+		return false
+	}
+	r.killed = true
+	r.vm.Kill(msg)
+	return true
 }
 
 // Scripting returns the table's scripting state, made on first use.
@@ -151,9 +178,10 @@ func (s *Scripting) Stats() (scripts int, bytes int64, states int) {
 func (s *Scripting) KillAll() {
 	s.runMu.Lock()
 	for _, r := range s.running {
-		if r.vm != nil {
-			r.vm.Kill("Script killed by user with SHUTDOWN NOSAVE...")
-		}
+		r.mu.Lock()
+		r.killed = true
+		r.vm.Kill("Script killed by user with SHUTDOWN NOSAVE...")
+		r.mu.Unlock()
 	}
 	s.runMu.Unlock()
 }
@@ -474,8 +502,9 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	if !sr.allDBs && crossDBCommand(cmd) {
 		return nil, sr.refuse(cmd, "This Redis command reaches other databases and must be named literally in the script's source, so that the script locks every database (HotKV chooses a script's locks when it compiles it)")
 	}
-	if flags&FlagWrite != 0 {
-		sr.r.wrote.Store(true)
+	if flags&FlagWrite != 0 && !sr.r.wrote && !sr.r.startWrite() {
+		// Killed just now: the kill error surfaces at the script's next instruction.
+		return nil, "Script killed by user with SCRIPT KILL..."
 	}
 	sc := &sr.sc
 	sr.w.Reset()
@@ -577,7 +606,10 @@ func functionKillCommand(c *Ctx) { killScript(c, false) }
 // killScript is Redis's scriptKill: the oldest running script of another client.
 func killScript(c *Ctx, eval bool) {
 	s := c.Srv.Table().Scripting()
+	// The registry stays locked while killing, so the script is still the one running (its
+	// state is not handed to another script meanwhile).
 	s.runMu.Lock()
+	defer s.runMu.Unlock()
 	var r *running
 	for _, x := range s.running {
 		if x.client != c.Client {
@@ -585,24 +617,30 @@ func killScript(c *Ctx, eval bool) {
 			break
 		}
 	}
-	s.runMu.Unlock()
 	switch {
 	case r == nil:
 		c.Error(errNotBusy)
-	case r.wrote.Load():
-		c.Error(errUnkillable)
-	case eval && !r.eval:
+	case eval && !r.eval && !r.hasWritten():
 		c.Error(errBusyFunction)
-	case !eval && r.eval:
+	case !eval && r.eval && !r.hasWritten():
 		c.Error(errBusyEval)
 	default:
-		if eval {
-			r.vm.Kill("Script killed by user with SCRIPT KILL...")
-		} else {
-			r.vm.Kill("Script killed by user with FUNCTION KILL...")
+		msg := "Script killed by user with SCRIPT KILL..."
+		if !eval {
+			msg = "Script killed by user with FUNCTION KILL..."
+		}
+		if !r.kill(msg) {
+			c.Error(errUnkillable)
+			return
 		}
 		c.W.OK()
 	}
+}
+
+func (r *running) hasWritten() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wrote
 }
 
 func scriptDebugCommand(c *Ctx) {
