@@ -85,13 +85,22 @@ func (vm *VM) Eval(run *Run, proto *lua.FunctionProto, keys, argv [][]byte, name
 	return vm.call(run, 0, name, errKilledEval, w)
 }
 
+// running reports whether a script is running in the VM (tests).
+func (vm *VM) running() bool {
+	vm.ctx.mu.Lock()
+	defer vm.ctx.mu.Unlock()
+	return vm.busy
+}
+
 // call runs the function and arguments pushed on the stack under run.
 func (vm *VM) call(run *Run, nargs int, name, killMsg string, w *resp.Writer) Reply {
 	L := vm.L
 	vm.arm()
 	L.SetContext(&vm.ctx)
 	vm.run = run
+	vm.setBusy(true)
 	err := L.PCall(nargs, 1, vm.errHandler)
+	vm.setBusy(false)
 	vm.run = nil
 	if err != nil {
 		L.SetTop(0)
@@ -390,4 +399,10 @@ func luaString(v lua.LValue) (lua.LString, bool) {
 		return lua.LString(FormatNumber(float64(x))), true
 	}
 	return "", false
+}
+
+func (vm *VM) setBusy(b bool) {
+	vm.ctx.mu.Lock()
+	vm.busy = b
+	vm.ctx.mu.Unlock()
 }

@@ -85,6 +85,8 @@ type VM struct {
 	// globals its code sees (redis.register_function, redis.log, the version).
 	lib    *Library
 	libAPI *lua.LTable
+	// busy is set while a script runs (guarded by ctx.mu).
+	busy bool
 }
 
 // killCtx is the context a VM runs under: closing done stops the script at its next
