@@ -27,6 +27,7 @@ func TestFunctionLoadCallList(t *testing.T) {
 		_, err := c.FunctionLoad(ctx, counterLib).Result()
 		require.EqualError(t, err, "ERR Library 'counters' already exists")
 		require.Equal(t, "counters", c.FunctionLoadReplace(ctx, counterLib).Val())
+		require.Contains(t, c.Info(ctx, "memory").Val(), "number_of_functions:2\r\n")
 
 		require.Equal(t, int64(5), c.FCall(ctx, "bump", []string{"n"}, 5).Val())
 		require.Equal(t, int64(6), c.FCall(ctx, "BUMP", []string{"n"}).Val())

@@ -203,6 +203,17 @@ func (s *Scripting) Libraries() [][2]string {
 	return out
 }
 
+// FunctionStats reports the number of functions and the size of the libraries' code, for
+// INFO memory.
+func (s *Scripting) FunctionStats() (functions int, codeBytes int64) {
+	s.libMu.RLock()
+	defer s.libMu.RUnlock()
+	for _, l := range s.order {
+		codeBytes += int64(len(l.code))
+	}
+	return len(s.funcs), codeBytes
+}
+
 // LibraryCodes returns every library's code in load order, for FUNCTION DUMP.
 func (s *Scripting) LibraryCodes() []string {
 	s.libMu.RLock()
