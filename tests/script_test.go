@@ -274,3 +274,72 @@ func TestScriptRestart(t *testing.T) {
 		}
 	}, nil)
 }
+
+// TestScriptLockMix runs scripts that lock one database, scripts that lock every database
+// (their source names SELECT), functions, scripts inside MULTI/EXEC and plain multi-key
+// commands at once, on two databases: nothing deadlocks, and every increment lands.
+func TestScriptLockMix(t *testing.T) {
+	s := testutil.StartServer(t)
+	setup := s.Client(t, 2)
+	require.NoError(t, setup.FunctionLoad(ctx, "#!lua name=mix\nredis.register_function('bump', function(k) return redis.call('incr', k[1]) end)").Err())
+	const workers, rounds = 6, 150
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true, PoolSize: 1, DB: w % 2})
+			defer c.Close()
+			for i := 0; i < rounds; i++ {
+				var err error
+				switch (w + i) % 5 {
+				case 0:
+					err = c.Eval(ctx, "return redis.call('incr', KEYS[1])", []string{"n"}).Err()
+				case 1:
+					err = c.Eval(ctx, "redis.call('select', 0) redis.call('incr', 'n') redis.call('select', 1) return redis.call('incr', 'n')", nil).Err()
+				case 2:
+					err = c.FCall(ctx, "bump", []string{"n"}).Err()
+				case 3:
+					_, err = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+						p.Eval(ctx, "return redis.call('incr', KEYS[1])", []string{"n"})
+						p.Incr(ctx, "n")
+						return nil
+					})
+				case 4:
+					err = c.MSet(ctx, "a", i, "b", i, "c", i).Err()
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("scripts deadlocked")
+	}
+	// Each worker's rounds: case 0, 2: +1 in its database; case 1: +1 in each; case 3: +2.
+	want := map[int]int{}
+	for w := 0; w < workers; w++ {
+		for i := 0; i < rounds; i++ {
+			switch (w + i) % 5 {
+			case 0, 2:
+				want[w%2]++
+			case 1:
+				want[0]++
+				want[1]++
+			case 3:
+				want[w%2] += 2
+			}
+		}
+	}
+	for db := 0; db < 2; db++ {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr, Protocol: 2, DisableIdentity: true, DB: db})
+		require.Equal(t, fmt.Sprint(want[db]), c.Get(ctx, "n").Val(), "db %d", db)
+		_ = c.Close()
+	}
+}

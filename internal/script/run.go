@@ -119,6 +119,11 @@ func (vm *VM) failure(err error, name, killMsg string) Reply {
 		obj = ae.Object
 	}
 	t, ok := obj.(*lua.LTable)
+	if s, isStr := obj.(lua.LString); !ok && isStr && strings.Contains(string(s), "callstack overflow") {
+		// The error handler had no stack left to run in: Lua 5.1 reports this as "stack
+		// overflow" through the handler.
+		return Reply{Err: "ERR stack overflow script: " + name + "."}
+	}
 	if !ok {
 		msg := "execution failure"
 		if s, isStr := obj.(lua.LString); isStr {

@@ -152,12 +152,15 @@ func NewVM(cfg Config) *VM {
 }
 
 func newVM(cfg Config) *VM {
+	// Lua 5.1 allows 20000 nested Lua calls; the call stack grows to that on demand rather
+	// than taking its whole size in every pooled state.
 	L := lua.NewState(lua.Options{
-		SkipOpenLibs:     true,
-		CallStackSize:    256,
-		RegistrySize:     1024 * 4,
-		RegistryMaxSize:  1024 * 256,
-		RegistryGrowStep: 1024,
+		SkipOpenLibs:        true,
+		CallStackSize:       20000,
+		MinimizeStackMemory: true,
+		RegistrySize:        1024 * 4,
+		RegistryMaxSize:     1024 * 256,
+		RegistryGrowStep:    1024,
 	})
 	vm := &VM{L: L, cfg: cfg, protected: map[*lua.LTable]bool{}}
 	var seed [8]byte
