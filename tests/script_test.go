@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/testutil"
 )
 
@@ -342,4 +343,22 @@ func TestScriptLockMix(t *testing.T) {
 		require.Equal(t, fmt.Sprint(want[db]), c.Get(ctx, "n").Val(), "db %d", db)
 		_ = c.Close()
 	}
+}
+
+// TestScriptStopsOnShutdown: stopping the server ends a script that would run for ever.
+func TestScriptStopsOnShutdown(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	errc := make(chan error, 1)
+	go func() { errc <- c.Eval(ctx, "redis.call('set', 'x', 1) while true do end", nil).Err() }()
+	probe := s.Client(t, 2)
+	require.NoError(t, probe.ConfigSet(ctx, "busy-reply-threshold", "10").Err())
+	require.Eventually(t, func() bool {
+		err := probe.Ping(ctx).Err()
+		return err != nil && strings.HasPrefix(err.Error(), "BUSY")
+	}, 5*time.Second, 5*time.Millisecond)
+	_, err := probe.Do(ctx, "SCRIPT", "KILL").Result()
+	require.ErrorContains(t, err, "UNKILLABLE")
+	s.Stop(t, command.ShutdownNoSave) // fails the test if the server does not stop within 30 s
+	require.Error(t, <-errc)
 }

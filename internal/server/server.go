@@ -367,6 +367,8 @@ func (s *Server) beginClose() {
 	if s.cancel != nil {
 		s.cancel()
 	}
+	// A script that never ends would keep its connection, and so Close, waiting for ever.
+	s.table.Scripting().KillAll()
 	s.closeListeners()
 	s.mu.Lock()
 	for _, c := range s.clients {
