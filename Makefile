@@ -42,7 +42,7 @@ fuzz:
 bench:
 	bash scripts/bench.sh $(BENCHARGS)
 
-## redis-tests: Redis's own TCL suite for the data types, HotKV vs Redis 7 in external mode; rewrites docs/compatibility.md (REDISTESTARGS go to scripts/redis-tests.sh: units, --server, --check PCT); not in `make test`
+## redis-tests: Redis's own TCL suite for the data types and scripting, HotKV vs Redis 7 in external mode; rewrites docs/compatibility.md (REDISTESTARGS go to scripts/redis-tests.sh: units, --server, --check PCT); not in `make test`
 redis-tests:
 	bash scripts/redis-tests.sh $(REDISTESTARGS)
 

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
+	github.com/yuin/gopher-lua v1.1.2
 )
 
 require (

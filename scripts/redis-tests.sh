@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make redis-tests`: Redis's own TCL test suite as the yardstick for HotKV's data types.
+# `make redis-tests`: Redis's own TCL test suite as the yardstick for HotKV's data types and
+# its server features (scripting and the other units of TX_UNITS).
 #
 # Fetches the suite once from Debian's `redis` source package (apt-get source redis, with a
 # deb-src entry) into .cache/redis-src/ (git-ignored, never committed), starts HotKV (built
@@ -10,7 +11,8 @@
 #
 # Usage: scripts/redis-tests.sh [options] [unit ...]
 #   unit                 type/string, unit/type/string or a bare name (string, expire);
-#                        default: every unit for the data types (see DEFAULT_UNITS)
+#                        default: every unit for the data types (DEFAULT_UNITS), then
+#                        every unit of TX_UNITS
 #   --server S           hotkv, redis or both (default both). With one server, the other's
 #                        numbers come from its last run's logs in the cache, when there are any.
 #   --check PCT          exit 1 when a unit's HotKV pass rate (of Redis's passes) is below PCT
@@ -41,6 +43,11 @@ DEFAULT_UNITS=(type/string type/incr type/hash type/list type/list-2 type/list-3
 # 0 of 0 on both servers; it is listed so that the report says so.
 PUBSUB_UNITS=(pubsub pubsubshard tracking)
 DEFAULT_UNITS+=("${PUBSUB_UNITS[@]}")
+
+# The units for transactions, pub/sub, client-side caching and Lua scripting (the issue that
+# brought them). They run by default too, after DEFAULT_UNITS, so that one `make redis-tests`
+# measures everything HotKV claims; name units to run fewer.
+TX_UNITS=(scripting functions)
 
 # Tags denied for both servers. needs:debug (the issue's flag): DEBUG subcommands that poke at
 # Redis internals (DEBUG RELOAD, OBJECT internals, quicklist packing). needs:repl: tests that
@@ -76,7 +83,7 @@ case "$SERVERS" in hotkv | redis | both) ;; *) die "--server must be hotkv, redi
 if [ -n "$CHECK_PCT" ] && ! [[ "$CHECK_PCT" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
     die "--check needs a number, got '$CHECK_PCT'"
 fi
-[ ${#UNITS[@]} -gt 0 ] || UNITS=("${DEFAULT_UNITS[@]}")
+[ ${#UNITS[@]} -gt 0 ] || UNITS=("${DEFAULT_UNITS[@]}" "${TX_UNITS[@]}")
 RUN_HOTKV=0; RUN_REDIS=0
 [ "$SERVERS" = redis ] || RUN_HOTKV=1
 [ "$SERVERS" = hotkv ] || RUN_REDIS=1

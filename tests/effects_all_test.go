@@ -61,6 +61,7 @@ var effectCommands = map[string]bool{
 	"LSET": true, "LINSERT": true, "LREM": true, "LTRIM": true, "LMOVE": true, "RPOPLPUSH": true,
 	"PFADD": true, "PFMERGE": true, "PFDEBUG": true,
 	"XADD": true, "XTRIM": true, "XDEL": true, "XACK": true, "XSETID": true, "XGROUP": true, "XCLAIM": true,
+	"FUNCTION": true,
 }
 
 // checkTimeFree fails on an effect that is not an allowed, time-free command line.
@@ -91,8 +92,8 @@ func checkTimeFree(t *testing.T, effects []store.Effect) {
 			require.Equal(t, "FIELDS", string(e.Args[3]), "%q", effectString(e))
 		}
 		switch {
-		case strings.HasPrefix(name, "RATELIMIT."):
-			require.Equal(t, -1, e.DB, "limiter effects are server-wide: %q", effectString(e))
+		case strings.HasPrefix(name, "RATELIMIT."), name == "FUNCTION":
+			require.Equal(t, -1, e.DB, "limiter and function effects are server-wide: %q", effectString(e))
 		case name == "MULTI" || name == "EXEC":
 			require.GreaterOrEqual(t, e.DB, -1) // the first effect's, which may be server-wide
 		default:
@@ -277,7 +278,7 @@ func (w *workload) expireCmd() []any {
 func (w *workload) command(inMulti bool) []any {
 	k := w.key()
 	for {
-		switch w.rng.IntN(66) {
+		switch w.rng.IntN(68) {
 		case 0, 1, 2:
 			cmd := []any{"SET", k, w.value()}
 			if w.rng.IntN(4) == 0 {
@@ -542,6 +543,24 @@ func (w *workload) command(inMulti bool) []any {
 			return []any{"CONFIG", "SET", "hll-sparse-max-bytes", w.pick("3000", "60", "300")}
 		case 59, 60, 61, 62, 63, 64, 65:
 			return w.streamCommand()
+		case 66:
+			// Scripts journal the effects of their writes, as one MULTI/EXEC block; a script
+			// that fails half-way keeps (and journals) what it wrote before.
+			k2 := w.key()
+			switch w.rng.IntN(4) {
+			case 0:
+				return []any{"EVAL", "redis.call('set', KEYS[1], ARGV[1]); redis.call('pexpire', KEYS[1], ARGV[2]); return redis.call('incr', KEYS[2])",
+					2, k, k2, w.value(), w.n(1, 9000)}
+			case 1:
+				return []any{"EVAL", "return redis.call('spop', KEYS[1])", 1, w.pick("s0", "s1", k)}
+			case 2:
+				return []any{"EVAL", "local v = redis.call('get', KEYS[1]) if v then redis.call('append', KEYS[1], 'x') end redis.call('sadd', 's0', ARGV[1], ARGV[2]) return v",
+					1, k, w.value(), w.value()}
+			}
+			return []any{"EVAL", "#!lua\nredis.call('select', ARGV[1]) redis.call('lpush', KEYS[1], ARGV[2]) return redis.call('expire', KEYS[1], 5)",
+				1, k, w.n(0, 2), w.value()}
+		case 67:
+			return []any{"FCALL", w.pick("bump", "stamp"), 1, k}
 		}
 	}
 }
@@ -622,7 +641,7 @@ func (w *workload) streamCommand() []any {
 // elsewhere, gives the same keys, values, expiry times and limiters.
 func TestAllWritesJournalReplayableEffects(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { replayWorkload(t, seed, 2500) })
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { replayWorkload(t, seed, 3000) })
 	}
 }
 
@@ -634,6 +653,9 @@ func replayWorkload(t *testing.T, seed uint64, ops int) {
 	ca := a.Client(t, 2).Conn()
 	t.Cleanup(func() { _ = ca.Close() })
 	require.NoError(t, ca.Do(ctx, "DEBUG", "CLOCK", "SET", t0).Err())
+	require.NoError(t, ca.Do(ctx, "FUNCTION", "LOAD", "#!lua name=wl\n"+
+		"redis.register_function('bump', function(k) return redis.call('hincrby', k[1], 'n', 1) end)\n"+
+		"redis.register_function('stamp', function(k) redis.call('set', k[1], 'v', 'px', 2500) return redis.call('pttl', k[1]) end)").Err())
 
 	w := &workload{rng: rand.New(rand.NewPCG(seed, 42)), now: t0,
 		keys: []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "g0"}}
@@ -665,8 +687,9 @@ func replayWorkload(t *testing.T, seed uint64, ops int) {
 	doOK(t, ca, "DEBUG", "EXPIRE-NOW")
 	for db := 0; db < 3; db++ {
 		doOK(t, ca, "SELECT", db)
-		for _, k := range append(w.keys, "g1", "g2") {
+		for _, k := range append(w.keys, "g1", "g2", "h0", "h1") {
 			doOK(t, ca, "EXISTS", k)
+			doOK(t, ca, "HLEN", k) // hash fields past their TTL go (and are journaled) on access
 		}
 	}
 	doOK(t, ca, "SELECT", 0)
@@ -679,7 +702,7 @@ func replayWorkload(t *testing.T, seed uint64, ops int) {
 	}
 	t.Logf("%d effects: %v", len(effects), names)
 	for _, n := range []string{"SET", "DEL", "PEXPIREAT", "MULTI", "RATELIMIT.SETSTATE", "COPY", "MOVE", "SWAPDB", "INCR", "BITFIELD", "ZADD", "ZREM",
-		"XADD", "XGROUP"} {
+		"XADD", "XGROUP", "FUNCTION", "HINCRBY", "SREM"} {
 		require.Positive(t, names[n], "the workload journaled no %s", n)
 	}
 

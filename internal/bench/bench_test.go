@@ -214,6 +214,35 @@ func TestWorkloadsOnRedis(t *testing.T) {
 		}
 	}
 	hk := testutil.StartServer(t)
+	// The Redis side's scripts run on HotKV too (its own Lua), with the same replies shapes
+	// and no error: the workloads can be pointed at HotKV's EVALSHA.
+	for _, w := range Workloads {
+		if len(w.Scripts) == 0 {
+			continue
+		}
+		tm, err := w.Prepare(ctx, hk.Addr, true)
+		if err != nil {
+			t.Fatalf("%s on HotKV: %v", w.Name, err)
+		}
+		r, err := Run(ctx, Config{Addr: hk.Addr, Conns: 2, Pipeline: 4, Requests: 200, Keyspace: 50, Commands: []Template{tm}})
+		if err != nil || r.Errors != 0 {
+			t.Fatalf("%s on HotKV: %v, %d errors (%s)", w.Name, err, r.Errors, r.FirstError)
+		}
+	}
+	for i := range 11 {
+		onHotKV, err := Do(ctx, hk.Addr, "EVALSHA", SHA1(GCRALua), 1, "gl", 10, 10, 60, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onRedis, err := Do(ctx, rd.Addr, "EVALSHA", SHA1(GCRALua), 1, "gl", 10, 10, 60, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, r := onHotKV.([]any), onRedis.([]any)
+		if len(h) != len(r) || h[0] != r[0] || h[1] != r[1] {
+			t.Fatalf("request %d: GCRA script on HotKV %v, on Redis %v", i+1, h, r)
+		}
+	}
 	for i := range 11 {
 		lua, err := Do(ctx, rd.Addr, "EVALSHA", SHA1(GCRALua), 1, "g", 10, 10, 60, 1)
 		if err != nil {

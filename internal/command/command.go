@@ -10,6 +10,7 @@ package command
 import (
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hotkv/hotkv/internal/acl"
@@ -203,6 +204,11 @@ type Table struct {
 	all    []*Command
 	// acl is the ACL view of the table: every command and subcommand with an ID, by name.
 	acl *acl.Catalog
+
+	// scripting is the script cache, function libraries and running scripts (scripting.go),
+	// made on first use.
+	scriptOnce sync.Once
+	scripting  *Scripting
 }
 
 // NewTable builds a table from command rows, linking subcommands to their parents.

@@ -281,6 +281,8 @@ type Ctx struct {
 	muted     bool
 	replyMark int
 	side      resp.Writer
+	// inScript is set on the context a script's commands run in (scripting.go).
+	inScript bool
 }
 
 // Error writes an error reply and counts it in INFO errorstats and the command's failed calls.

@@ -89,6 +89,9 @@ func (t *Table) exec(c *Ctx) {
 		c.Error("ERR " + msg)
 		return
 	}
+	if t.scripting != nil && !t.busyCheck(c, cmd) {
+		return
+	}
 	if c.Client.multi.active && !runsInMulti(cmd) {
 		if cmd.Flags&FlagNoMulti != 0 || (cmd.parent != nil && cmd.parent.Flags&FlagNoMulti != 0) {
 			// Redis refuses these at queue time and the transaction then aborts.

@@ -39,8 +39,17 @@ import (
 //	LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP,  argv (deterministic given the list; a pop that
 //	LSET, LINSERT, LREM, LTRIM, LMOVE,         empties it deletes it on replay too)
 //	RPOPLPUSH
-//	FUNCTION FLUSH                             argv once there are functions to delete; nothing
-//	                                           changes, so nothing is journaled, until then
+//	FUNCTION LOAD                              FUNCTION LOAD REPLACE code, server-wide (DB -1):
+//	                                           replaying it over a snapshot (an append-only log's
+//	                                           base) that holds the library loads it again
+//	FUNCTION DELETE, FUNCTION FLUSH            argv, server-wide (DB -1)
+//	FUNCTION RESTORE                           FUNCTION FLUSH (FLUSH policy), then FUNCTION LOAD
+//	                                           REPLACE code of each restored library, server-wide
+//	EVAL, EVALSHA, FCALL (and _RO)             never themselves: each write inside journals its
+//	                                           own effect, and a script's effects go out as one
+//	                                           MULTI ... EXEC block (scripting.go); after
+//	                                           redis.set_repl(redis.REPL_NONE) nothing is
+//	                                           journaled until it is turned back on
 //	LMPOP                                      LPOP or RPOP key count, of the key it popped
 //	BLPOP, BRPOP, BLMPOP                       LPOP or RPOP key [count] of what it popped, at
 //	                                           once or, for a blocked client, right after the
@@ -226,6 +235,8 @@ type txJournal struct {
 	db      int
 	// time is the EXEC's command time once the block is open, for its MULTI and EXEC.
 	time int64
+	// mute drops effects while a script has turned replication off (redis.set_repl).
+	mute bool
 }
 
 // unguarded reports whether e changes state that the EXEC's shard locks do not protect.
@@ -235,6 +246,9 @@ func unguarded(e store.Effect) bool {
 
 // Append implements store.Journal.
 func (t *txJournal) Append(e store.Effect) {
+	if t.mute {
+		return
+	}
 	switch {
 	case t.open:
 		t.out.Append(e)

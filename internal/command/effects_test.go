@@ -21,7 +21,7 @@ var (
 		"zadd", "zrem", "zremrangebyrank", "zremrangebyscore", "zremrangebylex", "zrangestore",
 		"zunionstore", "zinterstore", "zdiffstore",
 		"lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "lset", "linsert", "lrem", "ltrim",
-		"lmove", "rpoplpush", "function|flush",
+		"lmove", "rpoplpush",
 		"xdel", "xack", "xsetid", "xgroup|destroy", "xgroup|createconsumer", "xgroup|delconsumer",
 	}
 	// pfadd and pfmerge journal their arguments when the HLL is dense and SET key value
@@ -36,6 +36,7 @@ var (
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 		"xadd", "xtrim", "xreadgroup", "xclaim", "xautoclaim", "xgroup|create", "xgroup|setid",
+		"function|load", "function|delete", "function|flush", "function|restore",
 	}
 )
 

@@ -906,6 +906,9 @@ func shutdownCommand(c *Ctx) {
 	}
 	mode := ShutdownDefault
 	if nosave {
+		if sc := c.Srv.Table().scripting; sc != nil {
+			sc.KillAll() // SHUTDOWN NOSAVE stops a busy script, even one that wrote
+		}
 		mode = ShutdownNoSave
 	} else if save {
 		mode = ShutdownSave

@@ -146,8 +146,9 @@ func sortGeneric(c *Ctx, readonly bool) {
 			return
 		}
 	}
-	if dontsort && kind == store.KindSet && storeKey != nil {
-		// Redis sorts a set anyway when the result is stored, so that it is deterministic.
+	if dontsort && kind == store.KindSet && (storeKey != nil || c.inScript) {
+		// Redis sorts a set anyway when the result is stored or goes to a script, so that it
+		// is deterministic.
 		dontsort, alpha, sortBy = false, true, nil
 	}
 

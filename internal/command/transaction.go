@@ -216,6 +216,9 @@ func execCommand(c *Ctx) {
 		if q.cmd.Flags&(FlagWrite|FlagMayReplicate) != 0 {
 			writes++
 		}
+		if q.cmd.Group == "scripting" && q.cmd.Global {
+			writes += 2 // a script may write any number of times (EVAL, FCALL)
+		}
 	}
 	if writes > 1 && c.Store.Journal != nil {
 		c.tx = &txJournal{out: c.Store.Journal}

@@ -1145,6 +1145,11 @@ func zmpopParse(c *Ctx) (keys [][]byte, max bool, count int64, ok bool) {
 		c.Error("ERR numkeys should be greater than 0")
 		return nil, false, 0, false
 	}
+	// Compared before adding: a numkeys near 2^63 must not wrap the index around.
+	if numkeys > int64(len(c.Args)-2) {
+		c.Syntax()
+		return nil, false, 0, false
+	}
 	where := 2 + numkeys
 	if where >= int64(len(c.Args)) {
 		c.Syntax()

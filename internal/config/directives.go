@@ -114,6 +114,8 @@ func Directives() []*Directive {
 			Doc: "Most keys the client-side caching table (CLIENT TRACKING, default mode) remembers; past it, random keys are dropped and their clients told to invalidate them, as if the keys changed. 0 means no limit."},
 		{Name: "lazyfree-lazy-user-flush", Type: Bool, Default: "no", Mutable: true, Group: "general",
 			Doc: "Make FLUSHALL/FLUSHDB without SYNC or ASYNC free memory in the background."},
+		{Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Type: Int, Default: "5000", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "general",
+			Doc: "Milliseconds a Lua script (EVAL, FCALL) may run before other clients' commands get `-BUSY` instead of waiting, and SCRIPT KILL or FUNCTION KILL may stop it; 0 never. The script itself keeps running until it ends or is killed."},
 	}
 }
 

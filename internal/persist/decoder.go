@@ -330,7 +330,7 @@ func (d *Decoder) next() (*Record, error) {
 // known reports whether this version understands t.
 func known(t RecordType) bool {
 	switch t {
-	case TypeString, TypeList, TypeSet, TypeZSet, TypeHash, TypeStream, TypeLimiterDef, TypeLimiterKey:
+	case TypeString, TypeList, TypeSet, TypeZSet, TypeHash, TypeStream, TypeLimiterDef, TypeLimiterKey, TypeFunction:
 		return true
 	}
 	return false

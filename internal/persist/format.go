@@ -86,6 +86,9 @@ const (
 	// TypeLimiterKey is one key's state in a named limiter; the key is the limiter key, db
 	// 0, no expiry. See LimiterKey. It follows its limiter's TypeLimiterDef.
 	TypeLimiterKey RecordType = 0x41
+	// TypeFunction is a function library (FUNCTION LOAD): the key is the library's name, db
+	// 0, no expiry; the body is its code, the "#!lua name=..." line included.
+	TypeFunction RecordType = 0x42
 
 	// TypeEnd marks the footer.
 	TypeEnd RecordType = 0x7F
@@ -115,6 +118,8 @@ func (t RecordType) String() string {
 		return "LIMITER_DEF"
 	case TypeLimiterKey:
 		return "LIMITER_KEY"
+	case TypeFunction:
+		return "FUNCTION"
 	case TypeEnd:
 		return "END"
 	}

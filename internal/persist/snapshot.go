@@ -32,6 +32,9 @@ type SaveOptions struct {
 	Ctx context.Context
 	// Progress, when set, counts the keys written so far.
 	Progress *atomic.Int64
+	// Functions are the function libraries to save, name and code each, written before the
+	// keys (a loader has them before any data).
+	Functions [][2]string
 }
 
 // SaveStats describes a written snapshot.
@@ -67,6 +70,9 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 			return err
 		}
 		return enc.Flush()
+	}
+	for _, f := range o.Functions {
+		enc.Record(TypeFunction, 0, []byte(f[0]), 0, []byte(f[1]))
 	}
 	var visitErr error
 	var payload []byte // scratch for aggregates encoded during the walk (SAVE)
@@ -192,6 +198,9 @@ type LoadOptions struct {
 	Now func() int64
 	// MaxLimiterName bounds limiter names (RATELIMIT.CREATE's rule); 0 means 512.
 	MaxLimiterName int
+	// Function loads a function library's code; an error fails the load. Without it a
+	// snapshot holding libraries is refused rather than loaded without them.
+	Function func(code []byte) error
 }
 
 // LoadStats describes a loaded snapshot.
@@ -202,6 +211,7 @@ type LoadStats struct {
 	Expired     int64 // keys skipped because they had expired
 	Limiters    int64
 	LimiterKeys int64
+	Functions   int64
 }
 
 // Load reads a snapshot from r into st, which should be empty. name is what errors call the
@@ -234,6 +244,14 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 			return stats, err
 		}
 		switch rec.Type {
+		case TypeFunction:
+			if o.Function == nil {
+				return stats, d.Corrupt(rec.Offset, "function library %q, but this loader cannot load functions", truncate(rec.Key))
+			}
+			if err := o.Function(rec.Body); err != nil {
+				return stats, d.Corrupt(rec.Offset, "function library %q: %v", truncate(rec.Key), err)
+			}
+			stats.Functions++
 		case TypeString:
 			if rec.DB >= st.NumDBs() {
 				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",

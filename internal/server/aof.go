@@ -446,7 +446,7 @@ func (s *Server) createAOF(dir, name string, withBase bool) error {
 	if withBase {
 		base := persist.BaseName(name, 1)
 		st, err := persist.SaveFile(filepath.Join(dir, base), s.store, persist.SaveOptions{
-			Now: s.clock.NowMs(), TimeFloor: s.clock.HighWater, Version: Version})
+			Now: s.clock.NowMs(), TimeFloor: s.clock.HighWater, Version: Version, Functions: s.table.Scripting().Libraries()})
 		if err != nil {
 			return fmt.Errorf("Can't write the append-only log's base %s: %w", filepath.Join(dir, base), err)
 		}
@@ -483,7 +483,7 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 		Base: func(path string) error {
 			// Every key of the base is loaded, expired or not: the batches after it replay at
 			// their own times, when such a key may still have been live.
-			ls, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: func() int64 { return 0 }})
+			ls, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: func() int64 { return 0 }, Function: s.loadFunction})
 			if err != nil {
 				return err
 			}

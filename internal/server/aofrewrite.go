@@ -409,7 +409,7 @@ func (s *Server) rewriteAOF(ctx context.Context, cancel context.CancelFunc) erro
 	base := persist.BaseName(a.filename, seq)
 	path := filepath.Join(a.dir, base)
 	st, err := persist.SaveFile(path, s.store, persist.SaveOptions{
-		Now: s.clock.NowMs(), TimeFloor: s.clock.HighWater, Version: Version, Ctx: ctx})
+		Now: s.clock.NowMs(), TimeFloor: s.clock.HighWater, Version: Version, Ctx: ctx, Functions: s.table.Scripting().Libraries()})
 	a.mu.Lock()
 	var toOld, toNew int64
 	if a.rw != nil {

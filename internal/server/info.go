@@ -146,6 +146,15 @@ func (s *Server) infoMemory(b *strings.Builder) {
 	fmt.Fprintf(b, "used_memory:%d\r\nused_memory_human:%s\r\nused_memory_rss:%d\r\nused_memory_rss_human:%s\r\n",
 		used, human(used), rss, human(rss))
 	fmt.Fprintf(b, "used_memory_peak:%d\r\ntotal_system_memory:%d\r\nused_memory_runtime:%d\r\n", used, totalSystemMemory(), total)
+	// Lua's memory is Go heap like the rest; used_memory_lua estimates it as 32 KiB per idle
+	// Lua state plus the cached scripts' source.
+	nscripts, scriptBytes, states := s.table.Scripting().Stats()
+	lua := uint64(states)*32<<10 + uint64(scriptBytes)
+	nfuncs, funcBytes := s.table.Scripting().FunctionStats()
+	fmt.Fprintf(b, "used_memory_lua:%d\r\nused_memory_lua_human:%s\r\nused_memory_scripts_eval:%d\r\nnumber_of_cached_scripts:%d\r\n",
+		lua, human(lua), scriptBytes, nscripts)
+	fmt.Fprintf(b, "number_of_functions:%d\r\nused_memory_functions:%d\r\nused_memory_scripts:%d\r\nused_memory_scripts_human:%s\r\n",
+		nfuncs, funcBytes, scriptBytes+funcBytes, human(uint64(scriptBytes+funcBytes)))
 	fmt.Fprintf(b, "maxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\n")
 	ratio := 0.0
 	if used > 0 {

@@ -70,7 +70,7 @@ func (s *Server) loadSnapshot() (bool, error) {
 	p.loading.Store(true)
 	defer p.loading.Store(false)
 	start := time.Now()
-	st, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: s.clock.NowMs})
+	st, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: s.clock.NowMs, Function: s.loadFunction})
 	if errors.Is(err, fs.ErrNotExist) {
 		s.log.Info("No snapshot to load; starting empty", "file", path)
 		return false, nil
@@ -120,6 +120,7 @@ func (s *Server) writeSnapshot(ctx context.Context, held bool) error {
 		Version:   Version,
 		Ctx:       ctx,
 		Progress:  &p.keysDone,
+		Functions: s.table.Scripting().Libraries(),
 	})
 	if err != nil {
 		s.log.Warn("Failed saving the snapshot", "file", path, "err", err)
@@ -343,4 +344,9 @@ func (s *Server) infoPersistence(b *strings.Builder) {
 		fmt.Fprintf(b, "aof_current_size:%d\r\naof_base_size:%d\r\naof_pending_rewrite:0\r\naof_buffer_length:%d\r\n"+
 			"aof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n", cur, a.baseSize.Load(), pending)
 	}
+}
+
+// loadFunction loads a function library saved in a snapshot.
+func (s *Server) loadFunction(code []byte) error {
+	return s.table.Scripting().RestoreLibrary(string(code))
 }

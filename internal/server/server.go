@@ -131,6 +131,18 @@ func New(cfg *config.Config, logger *slog.Logger) *Server {
 		s.log.Warn("Client scheduled to be closed ASAP for overcoming of output buffer limits.", "id", id, "class", class)
 	}
 	s.watchKeyspace()
+	sc := s.table.Scripting()
+	sc.SetVersion(RedisVersion, false)
+	sc.Log = func(level int, msg string) {
+		switch level {
+		case 0, 1:
+			s.log.Debug(msg)
+		case 2:
+			s.log.Info(msg)
+		default:
+			s.log.Warn(msg)
+		}
+	}
 	s.stats.errorStats = map[string]int64{}
 	s.stats.lastSave.Store(time.Now().Unix())
 	s.persist.lastBgOK.Store(true)
@@ -148,6 +160,8 @@ func (s *Server) applyConfig(name, value string) {
 		s.maxBulk.Store(n)
 	case "timeout":
 		s.timeoutSec.Store(n)
+	case "busy-reply-threshold":
+		s.table.Scripting().BusyMs.Store(n)
 	case "maxclients":
 		s.maxClients.Store(n)
 	case "enable-debug-command":
@@ -389,6 +403,8 @@ func (s *Server) beginClose() {
 	if s.cancel != nil {
 		s.cancel()
 	}
+	// A script that never ends would keep its connection, and so Close, waiting for ever.
+	s.table.Scripting().KillAll()
 	s.closeListeners()
 	s.mu.Lock()
 	for _, c := range s.clients {

@@ -1,0 +1,157 @@
+package command
+
+// The scripting group's rows, with Redis 7.0's COMMAND INFO and COMMAND DOCS metadata.
+
+const scriptKeyNotes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"
+const scriptROKeyNotes = "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"
+
+const scriptingDoc = "A script runs atomically: it holds every shard lock of the selected database " +
+	"(of every database when its source names SELECT, MOVE, COPY, SWAPDB, FLUSHALL or INFO) for its whole run, " +
+	"and its writes are journaled as one MULTI/EXEC block of their effects. Lua is 5.1 on gopher-lua, with Redis's " +
+	"sandbox, redis.* API, cjson, cmsgpack, bit and struct; numbers print as Lua 5.1 does through tostring, " +
+	"but gopher-lua's own conversions (string concatenation) print up to 16 digits."
+
+func evalRow(name string, flags Flag, since, first, summary string, notes string, ks KeySpecFlag, h Handler) *Command {
+	return &Command{Name: name, Arity: -3, Flags: flags | FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys,
+		ACL:      []string{"slow", "scripting"},
+		KeySpecs: []KeySpec{{Flags: ks, Begin: 2, FirstKey: 1, Step: 1, Notes: notes}},
+		Group:    "scripting", Since: since, Syntax: first + " numkeys [key [key ...]] [arg [arg ...]]",
+		Complexity: "Depends on the script that is executed.", Summary: summary, Doc: scriptingDoc,
+		Global: true, Handler: h}
+}
+
+func scriptingCommands() []*Command {
+	allShards := []string{"request_policy:all_shards", "response_policy:all_succeeded"}
+	fcall := evalRow("fcall", 0, "7.0.0", "function", "Invoke a function", scriptKeyNotes, KSRW|KSAccess|KSUpdate, fcallCommand)
+	fcall.Complexity = "Depends on the function that is executed."
+	fcallRO := evalRow("fcall_ro", FlagReadOnly, "7.0.0", "function", "Invoke a read-only function", scriptROKeyNotes, KSRO|KSAccess, fcallROCommand)
+	fcallRO.Complexity = "Depends on the function that is executed."
+	return []*Command{
+		evalRow("eval", 0, "2.6.0", "script", "Execute a Lua script server side", scriptKeyNotes, KSRW|KSAccess|KSUpdate, evalCommand),
+		evalRow("evalsha", 0, "2.6.0", "sha1", "Execute a Lua script server side", "", KSRW|KSAccess|KSUpdate, evalShaCommand),
+		evalRow("eval_ro", FlagReadOnly, "7.0.0", "script", "Execute a read-only Lua script server side", scriptROKeyNotes, KSRO|KSAccess, evalROCommand),
+		evalRow("evalsha_ro", FlagReadOnly, "7.0.0", "sha1", "Execute a read-only Lua script server side", "", KSRO|KSAccess, evalShaROCommand),
+		fcall, fcallRO,
+		{Name: "script", Arity: -2, ACL: []string{"slow"}, Group: "scripting", Since: "2.6.0",
+			Complexity: "Depends on subcommand.", Summary: "A container for Lua scripts management commands",
+			Subcommands: []*Command{
+				{Name: "debug", Arity: 3, Flags: FlagNoScript, ACL: []string{"slow", "scripting"}, Since: "3.2.0",
+					Syntax: "<YES | SYNC | NO>", Complexity: "O(1)", Summary: "Set the debug mode for executed scripts.",
+					Doc: "HotKV has no Lua debugger: NO is accepted, YES and SYNC are refused.", Handler: scriptDebugCommand},
+				{Name: "exists", Arity: -3, Flags: FlagNoScript, ACL: []string{"slow", "scripting"}, Since: "2.6.0",
+					Syntax:     "sha1 [sha1 ...]",
+					Complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+					Summary:    "Check existence of scripts in the script cache.",
+					Tips:       []string{"request_policy:all_shards", "response_policy:agg_logical_and"}, Handler: scriptExistsCommand},
+				{Name: "flush", Arity: -2, Flags: FlagNoScript, ACL: []string{"slow", "scripting"}, Since: "2.6.0",
+					Syntax: "[ASYNC | SYNC]", Complexity: "O(N) with N being the number of scripts in cache",
+					Summary: "Remove all the scripts from the script cache.",
+					Tips:    []string{"request_policy:all_nodes", "response_policy:all_succeeded"},
+					Doc:     "6.2.0: Added the `ASYNC` and `SYNC` flushing mode modifiers.",
+					Handler: scriptFlushCommand},
+				{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow", "scripting"}, Since: "5.0.0",
+					Complexity: "O(1)", Summary: "Show helpful text about the different subcommands",
+					Handler: helpHandler(
+						"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+						"DEBUG (YES|SYNC|NO)",
+						"    Set the debug mode for subsequent scripts executed.",
+						"EXISTS <sha1> [<sha1> ...]",
+						"    Return information about the existence of the scripts in the script cache.",
+						"FLUSH [ASYNC|SYNC]",
+						"    Flush the Lua scripts cache. Very dangerous on replicas.",
+						"    When called without the optional mode argument, the behavior is determined by the",
+						"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+						"    * ASYNC: Asynchronously flush the scripts cache.",
+						"    * SYNC: Synchronously flush the scripts cache.",
+						"KILL",
+						"    Kill the currently executing Lua script.",
+						"LOAD <script>",
+						"    Load a script into the scripts cache without executing it.",
+						"HELP",
+						"    Prints this help.",
+					)},
+				{Name: "kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, ACL: []string{"slow", "scripting"}, Since: "2.6.0",
+					Complexity: "O(1)", Summary: "Kill the script currently in execution.",
+					Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}, Handler: scriptKillCommand},
+				{Name: "load", Arity: 3, Flags: FlagNoScript | FlagStale, ACL: []string{"slow", "scripting"}, Since: "2.6.0",
+					Syntax: "script", Complexity: "O(N) with N being the length in bytes of the script body.",
+					Summary: "Load the specified Lua script into the script cache.",
+					Tips:    []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Handler: scriptLoadCommand},
+			}},
+		{Name: "function", Arity: -2, ACL: []string{"slow"}, Group: "scripting", Since: "7.0.0",
+			Complexity: "Depends on subcommand.", Summary: "A container for function commands",
+			Subcommands: []*Command{
+				{Name: "delete", Arity: 3, Flags: FlagWrite | FlagNoScript, ACL: []string{"write", "slow", "scripting"}, Since: "7.0.0",
+					Syntax: "library-name", Complexity: "O(1)", Summary: "Delete a function by name",
+					Tips: allShards, Handler: functionDeleteCommand},
+				{Name: "dump", Arity: 2, Flags: FlagNoScript, ACL: []string{"slow", "scripting"}, Since: "7.0.0",
+					Complexity: "O(N) where N is the number of functions", Summary: "Dump all functions into a serialized binary payload",
+					Handler: functionDumpCommand},
+				{Name: "flush", Arity: -2, Flags: FlagWrite | FlagNoScript, ACL: []string{"write", "slow", "scripting"}, Since: "7.0.0",
+					Syntax: "[ASYNC | SYNC]", Complexity: "O(N) where N is the number of functions deleted", Summary: "Deleting all functions",
+					Tips: allShards, Handler: functionFlushCommand},
+				{Name: "help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow", "scripting"}, Since: "7.0.0",
+					Complexity: "O(1)", Summary: "Show helpful text about the different subcommands",
+					Handler: helpHandler(
+						"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+						"LOAD [REPLACE] <FUNCTION CODE>",
+						"    Create a new library with the given library name and code.",
+						"DELETE <LIBRARY NAME>",
+						"    Delete the given library.",
+						"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+						"    Return general information on all the libraries:",
+						"    * Library name",
+						"    * The engine used to run the Library",
+						"    * Library description",
+						"    * Functions list",
+						"    * Library code (if WITHCODE is given)",
+						"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+						"STATS",
+						"    Return information about the current function running:",
+						"    * Function name",
+						"    * Command used to run the function",
+						"    * Duration in MS that the function is running",
+						"    If no function is running, return nil",
+						"    In addition, returns a list of available engines.",
+						"KILL",
+						"    Kill the current running function.",
+						"FLUSH [ASYNC|SYNC]",
+						"    Delete all the libraries.",
+						"    When called without the optional mode argument, the behavior is determined by the",
+						"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+						"    * ASYNC: Asynchronously flush the libraries.",
+						"    * SYNC: Synchronously flush the libraries.",
+						"DUMP",
+						"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+						"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+						"    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+						"    control how to handle existing libraries (default APPEND):",
+						"    * FLUSH: delete all existing libraries.",
+						"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+						"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+						"      libraries with the new libraries (notice that even on this option there is a chance of failure",
+						"      in case of functions name collision with another library).",
+						"HELP",
+						"    Prints this help.",
+					)},
+				{Name: "kill", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, ACL: []string{"slow", "scripting"}, Since: "7.0.0",
+					Complexity: "O(1)", Summary: "Kill the function currently in execution.",
+					Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}, Handler: functionKillCommand},
+				{Name: "list", Arity: -2, Flags: FlagNoScript, ACL: []string{"slow", "scripting"}, Since: "7.0.0",
+					Syntax: "[LIBRARYNAME library-name-pattern] [WITHCODE]", Complexity: "O(N) where N is the number of functions",
+					Summary: "List information about all the functions", Tips: []string{"nondeterministic_output_order"},
+					Handler: functionListCommand},
+				{Name: "load", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagNoScript, ACL: []string{"write", "slow", "scripting"}, Since: "7.0.0",
+					Syntax: "[REPLACE] function-code", Complexity: "O(1) (considering compilation time is redundant)",
+					Summary: "Create a function with the given arguments (name, code, description)",
+					Tips:    allShards, Handler: functionLoadCommand},
+				{Name: "restore", Arity: -3, Flags: FlagWrite | FlagDenyOOM | FlagNoScript, ACL: []string{"write", "slow", "scripting"}, Since: "7.0.0",
+					Syntax: "serialized-value [FLUSH | APPEND | REPLACE]", Complexity: "O(N) where N is the number of functions on the payload",
+					Summary: "Restore all the functions on the given payload", Tips: allShards, Handler: functionRestoreCommand},
+				{Name: "stats", Arity: 2, Flags: FlagNoScript | FlagAllowBusy, ACL: []string{"slow", "scripting"}, Since: "7.0.0",
+					Complexity: "O(1)", Summary: "Return information about the function currently running (name, description, duration)",
+					Tips:    []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
+					Handler: functionStatsCommand},
+			}},
+	}
+}
