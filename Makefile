@@ -10,7 +10,7 @@ FUZZTIME ?= 1000000x
 KEYS     ?= 1000000
 TTL      ?= 1s
 
-.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests
+.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests ratelimit-libs
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
@@ -45,6 +45,10 @@ bench:
 ## redis-tests: Redis's own TCL suite for the data types and scripting, HotKV vs Redis 7 in external mode; rewrites docs/compatibility.md (REDISTESTARGS go to scripts/redis-tests.sh: units, --server, --check PCT); not in `make test`
 redis-tests:
 	bash scripts/redis-tests.sh $(REDISTESTARGS)
+
+## ratelimit-libs: the Redis test suites of redis_rate and ulule/limiter, unchanged, against Redis 7 and HotKV (part of `make test`)
+ratelimit-libs:
+	bash scripts/ratelimit-libs.sh
 
 ## stress-expiry: KEYS (default 1M) keys with a TTL (default 1s), HotKV vs Redis; not in `make test`
 stress-expiry:

@@ -2,7 +2,9 @@
 # Runs every check CI runs (`make test`, `.ci/run`): setup, gofmt, go vet, the whole Go suite
 # under the race detector, bounded fuzz runs (the RESP reader, the snapshot decoder, the
 # append-only log reader, the DUMP payload decoder, and FuzzCommands: hostile command lines
-# against a live server), and the redis-cli smoke test.
+# against a live server), the redis-cli smoke test, and the Redis test suites of two rate-limit
+# libraries against Redis 7 and HotKV (scripts/ratelimit-libs.sh: HotKV must pass what Redis
+# passes).
 # Every step runs even after a failure; the script prints each step's summary and exits
 # non-zero if any step failed. FUZZTIME (default 400000x, the RESP reader), SNAPSHOT_FUZZTIME
 # (default 60000x, each of the decoders) and COMMAND_FUZZTIME (default 5000x) set the fuzzing
@@ -96,6 +98,7 @@ step fuzz-log fuzz FuzzLogReader ./internal/persist/ "$SNAPSHOT_FUZZTIME"
 step fuzz-dump fuzz FuzzRestore ./internal/rdb/ "$SNAPSHOT_FUZZTIME"
 step fuzz-cmds fuzz FuzzCommands ./tests/ "$COMMAND_FUZZTIME"
 step smoke smoke
+step rl-libs bash scripts/ratelimit-libs.sh
 
 echo
 echo "=== summary"

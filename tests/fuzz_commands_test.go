@@ -30,6 +30,7 @@ import (
 var fuzzSkip = map[string]string{
 	"shutdown":       "ends the server",
 	"debug":          "DEBUG SLEEP and friends stall on purpose",
+	"pfselftest":     "runs for seconds by design",
 	"config|set":     "could point dir or the log elsewhere, or set maxmemory to 1",
 	"config|rewrite": "writes the config file",
 	"acl|save":       "writes files",
