@@ -364,3 +364,24 @@ func TestACLRevokedChannelsDisconnect(t *testing.T) {
 	require.True(t, subs["pat"].ReadEOF())
 	require.Equal(t, "+PONG\r\n", subs["idle"].Do("PING"))
 }
+
+// TestACLInsideScripts: a script runs with its caller's permissions; a denied redis.call fails
+// with Redis's message and is logged with the lua context.
+func TestACLInsideScripts(t *testing.T) {
+	s := testutil.StartServer(t)
+	admin := s.Client(t, 2)
+	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "scripter", "on", ">pw", "~allowed*", "+eval", "+get", "+set").Err())
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, Username: "scripter", Password: "pw"})
+	t.Cleanup(func() { _ = c.Close() })
+	require.NoError(t, c.Eval(ctx, "return redis.call('set', KEYS[1], 'v')", []string{"allowed:1"}).Err())
+	// A declared key the user may not touch fails EVAL itself; an undeclared one, the call.
+	require.ErrorContains(t, c.Eval(ctx, "return 1", []string{"other"}).Err(), "NOPERM")
+	err := c.Eval(ctx, "return redis.call('set', 'other', 'v')", nil).Err()
+	require.ErrorContains(t, err, "The user executing the script can't access at least one of the keys mentioned in the command arguments")
+	err = c.Eval(ctx, "return redis.call('del', KEYS[1])", []string{"allowed:1"}).Err()
+	require.ErrorContains(t, err, "The user executing the script can't run this command or subcommand")
+	entries, err := admin.Do(ctx, "ACL", "LOG", "1").Slice()
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.Contains(t, fmt.Sprint(entries[0]), "lua")
+}

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"github.com/hotkv/hotkv/internal/acl"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -411,7 +412,8 @@ func runScript(c *Ctx, s *Scripting, r *running, allDBs, readOnly bool, call fun
 	sr.r = r
 	sr.ro = readOnly
 	sr.allDBs = allDBs || c.allLocked
-	sr.client = Client{ID: c.Client.ID, DB: c.Client.DB, User: c.Client.User, Authenticated: true, Flags: "N"}
+	sr.client = Client{ID: c.Client.ID, DB: c.Client.DB, User: c.Client.User, ACLUser: c.Client.ACLUser,
+		Authenticated: true, Flags: "N", Addr: c.Client.Addr, LAddr: c.Client.LAddr}
 	sr.w = resp.Writer{Buf: sr.w.Buf[:0], Proto: 2}
 	sr.sc = Ctx{Args: nil, W: &sr.w, Client: &sr.client, Srv: c.Srv, Store: c.Store, DB: c.DB, Now: c.Now,
 		allLocked: true, inScript: true, effArgs: sr.sc.effArgs[:0], effNum: sr.sc.effNum[:0]}
@@ -495,6 +497,14 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	}
 	if flags&FlagNoScript != 0 {
 		return nil, sr.refuse(cmd, "This Redis command is not allowed from script")
+	}
+	if u := sr.client.ACLUser; u != nil && !u.Unrestricted() {
+		// Redis's scriptVerifyACL: the script runs with its caller's permissions.
+		sr.sc.Args, sr.sc.Cmd = args, cmd
+		if reason, pos := sr.sc.ACLCheck(cmd, args); reason != acl.Allowed {
+			sr.sc.LogACLDenial(cmd, reason, pos, acl.ContextLua, "")
+			return nil, sr.refuse(cmd, "The user executing the script "+ACLErrorMessage(reason))
+		}
 	}
 	if sr.ro && flags&(FlagWrite|FlagMayReplicate) != 0 {
 		return nil, sr.refuse(cmd, "Write commands are not allowed from read-only scripts.")
