@@ -38,16 +38,12 @@ RESULTS="$CACHE/results"
 # expiry, bit operations and SORT. A unit missing from the fetched suite is reported as such.
 DEFAULT_UNITS=(type/string type/incr type/hash type/list type/list-2 type/list-3 type/set
     type/zset type/stream type/stream-cgroups hyperloglog keyspace expire bitops sort)
-# Pub/sub, sharded pub/sub and client-side caching (CLIENT TRACKING). pubsubshard's tests are
-# all tagged external:skip (they need a server of their own), so in external mode it counts
-# 0 of 0 on both servers; it is listed so that the report says so.
-PUBSUB_UNITS=(pubsub pubsubshard tracking)
-DEFAULT_UNITS+=("${PUBSUB_UNITS[@]}")
-
 # The units for transactions, pub/sub, client-side caching and Lua scripting (the issue that
 # brought them). They run by default too, after DEFAULT_UNITS, so that one `make redis-tests`
-# measures everything HotKV claims; name units to run fewer.
-TX_UNITS=(scripting functions)
+# measures everything HotKV claims; name units to run fewer. pubsubshard's tests are all tagged
+# external:skip (they need a server of their own), so in external mode it counts 0 of 0 on
+# both servers; it is listed so that the report says so.
+TX_UNITS=(multi pubsub pubsubshard tracking scripting functions)
 
 # Tags denied for both servers. needs:debug (the issue's flag): DEBUG subcommands that poke at
 # Redis internals (DEBUG RELOAD, OBJECT internals, quicklist packing). needs:repl: tests that
