@@ -210,6 +210,24 @@ func TestTLSPlainAndTLSAtOnce(t *testing.T) {
 		require.NoError(t, sc.Set(ctx, "big", big, 0).Err())
 		require.Equal(t, big, sc.Get(ctx, "big").Val())
 	}
+	// Blocking commands and pub/sub work over TLS (their replies and pushes share the
+	// connection with the reader that watches for the client going away).
+	sc := tlsClient(t, s.secure, e.clientConfig(nil), 2)
+	sub := sc.Subscribe(ctx, "news")
+	_, err := sub.Receive(ctx)
+	require.NoError(t, err)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_ = sc.RPush(ctx, "q", "job").Err()
+		_ = sc.Publish(ctx, "news", "hello").Err()
+	}()
+	require.Equal(t, []string{"q", "job"}, sc.BLPop(ctx, 5*time.Second, "q").Val())
+	msg, err := sub.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "hello", msg.Payload)
+	require.NoError(t, sub.Close())
+	require.ErrorIs(t, sc.Do(ctx, "BLPOP", "empty", "0.1").Err(), redis.Nil)
+
 	// A plain-text client on the TLS port gets no service.
 	nc, err := net.Dial("tcp", s.secure)
 	require.NoError(t, err)

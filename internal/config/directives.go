@@ -64,6 +64,12 @@ func Directives() []*Directive {
 			Doc: "TLS 1.3 cipher suites, separated by `:`: `TLS_AES_128_GCM_SHA256`, `TLS_AES_256_GCM_SHA384`, `TLS_CHACHA20_POLY1305_SHA256`. Names are checked, but Go's crypto/tls always offers these three for TLS 1.3 (they are all secure), so a subset cannot be enforced; the CCM suites are refused."},
 		{Name: "tls-prefer-server-ciphers", Type: Bool, Default: "no", Mutable: true, Group: "tls",
 			Doc: "Accepted for Redis compatibility. Go's crypto/tls picks the suite itself (by the client's hardware support for AES), so it changes nothing."},
+		{Name: "tls-session-caching", Type: Bool, Default: "yes", Mutable: true, Group: "tls",
+			Doc: "Let clients resume TLS sessions (faster reconnects). Go's crypto/tls resumes with session tickets, which the server keeps no state for; `no` disables them."},
+		{Name: "tls-session-cache-size", Type: Int, Default: "20480", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "tls",
+			Doc: "Accepted for Redis compatibility: Go's session tickets need no server-side cache, so there is no size to bound."},
+		{Name: "tls-session-cache-timeout", Type: Int, Default: "300", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "tls",
+			Doc: "Accepted for Redis compatibility: Go's crypto/tls fixes a ticket's lifetime (7 days, with keys rotated daily)."},
 
 		// General
 		{Name: "databases", Type: Int, Default: "16", Min: 1, Max: 1<<31 - 1, Group: "general",

@@ -86,6 +86,7 @@ func buildTLSConfig(get func(string) string) (*tls.Config, error) {
 	if cfg.CipherSuites, err = config.TLSCiphers(get("tls-ciphers")); err != nil {
 		return nil, err
 	}
+	cfg.SessionTicketsDisabled = get("tls-session-caching") == "no"
 	return cfg, nil
 }
 
