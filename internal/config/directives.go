@@ -15,7 +15,7 @@ func Directives() []*Directive {
 	return []*Directive{
 		// Network
 		{Name: "bind", Type: Special, Default: "127.0.0.1 -::1", Parse: parseBind, Group: "network",
-			Doc: "Addresses to listen on (plain `port` and `tls-port`), separated by spaces; a `-` prefix makes an address optional (skipped if it cannot be bound, as `-::1` on a host without IPv6), `*` is every IPv4 address. Redis 7's redis.conf default, loopback only; serving other hosts also needs a password or `protected-mode no` (docs/security.md)."},
+			Doc: "Addresses to listen on (plain `port` and `tls-port`), separated by spaces; a `-` prefix makes an address optional (skipped if it cannot be bound, as `-::1` on a host without IPv6), `*` is every IPv4 address and `::*` every IPv6 one. Redis 7's redis.conf default, loopback only; serving other hosts also needs a password or `protected-mode no` (docs/security.md)."},
 		{Name: "protected-mode", Type: Bool, Default: "yes", Mutable: true, Group: "network",
 			Doc: "While the `default` user has no password (`requirepass` empty and the user `nopass`), refuse clients connecting from any address other than 127.0.0.1 and ::1 with Redis's `-DENIED` error, then close them. Stops an unprotected server from being open to the network by a wide `bind` alone."},
 		{Name: "port", Type: Int, Default: "6379", Min: 0, Max: 65535, Group: "network",
@@ -158,7 +158,7 @@ func parseBind(v string) (string, error) {
 	}
 	for _, f := range fields {
 		addr := strings.TrimPrefix(f, "-")
-		if addr == "*" {
+		if addr == "*" || addr == "::*" { // every IPv4 / every IPv6 address, as Redis
 			continue
 		}
 		if net.ParseIP(addr) == nil {

@@ -316,8 +316,11 @@ func (s *Server) listen(port int64) ([]net.Listener, error) {
 	for _, addr := range strings.Fields(s.cfg.Get("bind")) {
 		optional := strings.HasPrefix(addr, "-")
 		addr = strings.TrimPrefix(addr, "-")
-		if addr == "*" {
+		switch addr {
+		case "*":
 			addr = "0.0.0.0"
+		case "::*":
+			addr = "::"
 		}
 		ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.FormatInt(port, 10)))
 		if err != nil {

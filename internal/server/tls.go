@@ -207,7 +207,7 @@ func (s *Server) reloadTLS(pairs [][2]string, set func() error) error {
 	}
 	cfg, err := buildTLSConfig(func(name string) string {
 		if v, ok := overlay[name]; ok {
-			if d := s.cfg.Lookup(name); d != nil && d.Type == config.Enum {
+			if d := s.cfg.Lookup(name); d != nil && (d.Type == config.Enum || d.Type == config.Bool) {
 				return strings.ToLower(v)
 			}
 			return v
