@@ -485,3 +485,37 @@ func TestTLSRedisCLI(t *testing.T) {
 	raw, _ := exec.Command(cli, "--tls", "--cacert", e.caFile, "-h", host, "-p", port, "PING").CombinedOutput()
 	require.NotContains(t, string(raw), "PONG")
 }
+
+// TestTLSAndPlainOnBindAddresses starts the listeners from bind, port and tls-port as a
+// deployment does (Redis's "* -::*": every IPv4 address, and IPv6 where it can be bound),
+// with protected mode guarding the wide bind.
+func TestTLSAndPlainOnBindAddresses(t *testing.T) {
+	e := newTLSEnv(t)
+	const port, tlsPort = "7932", "7933"
+	argv := append([]string{"--port", port, "--tls-port", tlsPort, "--bind", "* -::*", "--dir", t.TempDir(), "--appendonly", "no"},
+		e.args("--tls-auth-clients", "no")...)
+	cfg, err := config.Load(config.Directives(), argv)
+	require.NoError(t, err)
+	srv := server.New(cfg, nil)
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { _ = srv.Close() })
+
+	got, err := tlsPing("127.0.0.1:"+tlsPort, e.clientConfig(nil))
+	require.NoError(t, err)
+	require.Equal(t, "+PONG\r\n", got)
+	reply, _ := dialFrom(t, "127.0.0.1", "127.0.0.1:"+port)
+	require.Equal(t, "+PONG\r\n", reply)
+	reply, closed := dialFrom(t, "127.0.0.2", "127.0.0.1:"+port)
+	require.Equal(t, protectedDenied, reply)
+	require.True(t, closed)
+
+	// Over TLS the refusal is readable too.
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 5 * time.Second}
+	nc, err := tls.DialWithDialer(d, "tcp", "127.0.0.1:"+tlsPort, e.clientConfig(nil))
+	require.NoError(t, err)
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(nc).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, protectedDenied, line)
+}
