@@ -25,6 +25,7 @@ import (
 
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/server"
+	"github.com/hotkv/hotkv/internal/testutil"
 )
 
 // testCA is an in-memory certificate authority whose certificates the tests write to files
@@ -518,4 +519,48 @@ func TestTLSAndPlainOnBindAddresses(t *testing.T) {
 	line, err := bufio.NewReader(nc).ReadString('\n')
 	require.NoError(t, err)
 	require.Equal(t, protectedDenied, line)
+}
+
+// TestTLSPortConfigSet: CONFIG SET tls-port opens TLS at run time (loading the configuration
+// then), moves it to another port, and closes it with 0, as Redis 7 does.
+func TestTLSPortConfigSet(t *testing.T) {
+	e := newTLSEnv(t)
+	s := testutil.StartServer(t, e.args("--tls-auth-clients", "no")...)
+	c := s.Dial(t)
+	const p1, p2, busy = "7934", "7935", "7936"
+	_, err := tlsPing("127.0.0.1:"+p1, e.clientConfig(nil))
+	require.Error(t, err)
+
+	require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "tls-port", p1))
+	got, err := tlsPing("127.0.0.1:"+p1, e.clientConfig(nil))
+	require.NoError(t, err)
+	require.Equal(t, "+PONG\r\n", got)
+	open := tlsClient(t, "127.0.0.1:"+p1, e.clientConfig(nil), 2)
+	require.Equal(t, "PONG", open.Ping(context.Background()).Val())
+
+	require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "tls-port", p2))
+	got, err = tlsPing("127.0.0.1:"+p2, e.clientConfig(nil))
+	require.NoError(t, err)
+	require.Equal(t, "+PONG\r\n", got)
+	_, err = tlsPing("127.0.0.1:"+p1, e.clientConfig(nil))
+	require.Error(t, err, "the old port is closed")
+	require.Equal(t, "PONG", open.Ping(context.Background()).Val(), "open connections stay")
+
+	// A port in use, or a configuration that does not load, changes nothing.
+	ln, err := net.Listen("tcp", "127.0.0.1:"+busy)
+	require.NoError(t, err)
+	defer ln.Close()
+	require.Equal(t, "-ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen on this port. Check server logs.\r\n",
+		c.Do("CONFIG", "SET", "tls-port", busy))
+	require.Equal(t, "-ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check server logs.\r\n",
+		c.Do("CONFIG", "SET", "tls-port", p1, "tls-cert-file", filepath.Join(e.dir, "missing.crt")))
+	require.Equal(t, "-ERR CONFIG SET failed (possibly related to argument 'tls-port') - argument must be between 0 and 65535 inclusive\r\n",
+		c.Do("CONFIG", "SET", "tls-port", "70000"))
+	require.Equal(t, "*2\r\n$8\r\ntls-port\r\n$4\r\n"+p2+"\r\n", c.Do("CONFIG", "GET", "tls-port"))
+	_, err = tlsPing("127.0.0.1:"+p2, e.clientConfig(nil))
+	require.NoError(t, err)
+
+	require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "tls-port", "0"))
+	_, err = tlsPing("127.0.0.1:"+p2, e.clientConfig(nil))
+	require.Error(t, err)
 }

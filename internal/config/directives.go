@@ -42,8 +42,8 @@ func Directives() []*Directive {
 			Doc: "Channel permissions new ACL users start with: `resetchannels` (none, Redis 7's default) or `allchannels`. Users that exist keep theirs."},
 
 		// TLS (docs/security.md, internal/config/tls.go, internal/server/tls.go)
-		{Name: "tls-port", Type: Int, Default: "0", Min: 0, Max: 65535, Group: "TLS",
-			Doc: "TLS port, on the `bind` addresses; 0 (the default) disables TLS. Served next to the plain `port` (set `port 0` for TLS only). Set at startup only (Redis can change it at run time)."},
+		{Name: "tls-port", Type: Int, Default: "0", Min: 0, Max: 65535, Mutable: true, Group: "TLS",
+			Doc: "TLS port, on the `bind` addresses; 0 (the default) disables TLS. Served next to the plain `port` (set `port 0` for TLS only). CONFIG SET opens the new port (loading the TLS configuration if it was not yet), then closes the old one; open connections stay. A port that cannot be bound is refused (`Unable to listen on this port. Check server logs.`)."},
 		{Name: "tls-cert-file", Type: String, Default: "", Mutable: true, Group: "TLS",
 			Doc: "Server certificate (PEM; may hold the intermediate chain after the leaf). CONFIG SET of any tls-*-file reloads the certificates without a restart: new connections get the new ones, open ones keep theirs; a file that cannot be loaded is refused and the old configuration kept."},
 		{Name: "tls-key-file", Type: String, Default: "", Mutable: true, Group: "TLS",

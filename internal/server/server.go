@@ -277,15 +277,17 @@ func (s *Server) Start() error {
 		s.closeListeners()
 		return err
 	}
-	s.tls.listeners = append(s.tls.listeners, lns...)
+	s.tls.mu.Lock()
+	s.tls.ported = lns
 	for _, ln := range s.listeners {
 		s.wg.Add(1)
 		go s.acceptLoop(ln, false)
 	}
-	for _, ln := range s.tls.listeners {
+	for _, ln := range append(s.tls.added, s.tls.ported...) {
 		s.wg.Add(1)
 		go s.acceptLoop(ln, true)
 	}
+	s.tls.mu.Unlock()
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -349,9 +351,11 @@ func (s *Server) closeListeners() {
 	for _, ln := range s.listeners {
 		_ = ln.Close()
 	}
-	for _, ln := range s.tls.listeners {
+	s.tls.mu.Lock()
+	for _, ln := range append(s.tls.added, s.tls.ported...) {
 		_ = ln.Close()
 	}
+	s.tls.mu.Unlock()
 }
 
 // expireLoop runs the active expiry cycle at hz, with a time budget scaled by

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,8 +25,9 @@ type tlsState struct {
 	cfg atomic.Pointer[tls.Config]
 	// mu serialises reloads: build, CONFIG SET and publish happen as one step.
 	mu sync.Mutex
-	// listeners are the tls-port listeners (and AddTLSListener's).
-	listeners []net.Listener
+	// ported are the listeners opened for tls-port (replaced when CONFIG SET changes it),
+	// added those of AddTLSListener.
+	ported, added []net.Listener
 }
 
 // tlsHandshakeTimeout bounds a client's handshake, so that a peer that connects and sends
@@ -165,7 +167,7 @@ func loadCAs(file, dir string) (*x509.CertPool, error) {
 
 // tlsEnabled reports whether the server serves TLS (tls-port set, or a TLS listener added).
 func (s *Server) tlsEnabled() bool {
-	return s.cfg.GetInt("tls-port") != 0 || len(s.tls.listeners) > 0
+	return s.cfg.GetInt("tls-port") != 0 || len(s.tls.added) > 0
 }
 
 // setupTLS loads the TLS configuration at startup; an error stops the start, as Redis
@@ -188,53 +190,108 @@ func (s *Server) setupTLS() error {
 // reloadTLS implements CONFIG SET of tls-* directives: the new configuration is built from
 // the values being set over the current ones, and only if it loads are the values stored and
 // the configuration published; otherwise nothing changes and the client gets Redis's
-// error (the cause is logged, as Redis logs it).
+// error (the cause is logged, as Redis logs it). A new tls-port is listened on before
+// anything is stored, and the old port closed after, as Redis's changeListenPort.
 func (s *Server) reloadTLS(pairs [][2]string, set func() error) error {
 	s.tls.mu.Lock()
 	defer s.tls.mu.Unlock()
-	var first string
+	var first, portName string
+	oldPort := s.cfg.GetInt("tls-port")
+	port := oldPort
 	overlay := map[string]string{}
 	for _, p := range pairs {
-		if d := s.cfg.Lookup(p[0]); d != nil && strings.HasPrefix(d.Name, "tls-") && d.Name != "tls-port" {
-			if first == "" {
-				first = p[0]
+		d := s.cfg.Lookup(p[0])
+		if d == nil || !strings.HasPrefix(d.Name, "tls-") {
+			continue
+		}
+		if d.Name == "tls-port" {
+			n, err := strconv.ParseInt(p[1], 10, 64)
+			if err != nil {
+				return &config.SetError{Name: p[0], Reason: "argument couldn't be parsed into an integer"}
 			}
-			overlay[d.Name] = p[1]
+			if n < d.Min || n > d.Max {
+				return &config.SetError{Name: p[0], Reason: fmt.Sprintf("argument must be between %d and %d inclusive", d.Min, d.Max)}
+			}
+			port, portName = n, p[0]
+			continue
+		}
+		if first == "" {
+			first = p[0]
+		}
+		overlay[d.Name] = p[1]
+	}
+	enabled := port != 0 || len(s.tls.added) > 0
+	var cfg *tls.Config
+	if enabled && (first != "" || s.tls.cfg.Load() == nil) {
+		var err error
+		cfg, err = buildTLSConfig(func(name string) string {
+			if v, ok := overlay[name]; ok {
+				if d := s.cfg.Lookup(name); d != nil && (d.Type == config.Enum || d.Type == config.Bool) {
+					return strings.ToLower(v)
+				}
+				return v
+			}
+			return s.cfg.Get(name)
+		})
+		if err != nil {
+			s.log.Warn("Unable to update TLS configuration", "err", err)
+			name := first
+			if name == "" {
+				name = portName
+			}
+			return &config.SetError{Name: name, Reason: "Unable to update TLS configuration. Check server logs."}
 		}
 	}
-	if first == "" || !s.tlsEnabled() {
-		return set()
-	}
-	cfg, err := buildTLSConfig(func(name string) string {
-		if v, ok := overlay[name]; ok {
-			if d := s.cfg.Lookup(name); d != nil && (d.Type == config.Enum || d.Type == config.Bool) {
-				return strings.ToLower(v)
-			}
-			return v
+	var lns []net.Listener
+	if port != oldPort {
+		var err error
+		if lns, err = s.listen(port); err != nil {
+			s.log.Warn("Unable to listen on the new tls-port", "err", err)
+			return &config.SetError{Name: portName, Reason: "Unable to listen on this port. Check server logs."}
 		}
-		return s.cfg.Get(name)
-	})
-	if err != nil {
-		s.log.Warn("Unable to update TLS configuration", "err", err)
-		return &config.SetError{Name: first, Reason: "Unable to update TLS configuration. Check server logs."}
 	}
 	if err := set(); err != nil {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
 		return err
 	}
-	s.tls.cfg.Store(cfg)
+	if cfg != nil {
+		s.tls.cfg.Store(cfg)
+	}
+	if port != oldPort {
+		for _, ln := range s.tls.ported {
+			_ = ln.Close()
+		}
+		s.tls.ported = lns
+		if s.closed.Load() {
+			// Closing began meanwhile: its closeListeners ran before these existed.
+			for _, ln := range lns {
+				_ = ln.Close()
+			}
+			return nil
+		}
+		for _, ln := range lns {
+			s.wg.Add(1)
+			go s.acceptLoop(ln, true)
+		}
+	}
 	return nil
 }
 
 // AddTLSListener makes the server also serve TLS on ln once started, with the tls-*
 // configuration; in-process tests use it with an ephemeral port, as AddListener.
 func (s *Server) AddTLSListener(ln net.Listener) {
-	s.tls.listeners = append(s.tls.listeners, ln)
+	s.tls.added = append(s.tls.added, ln)
 }
 
 // TLSAddr returns the first TLS listener's address, or nil.
 func (s *Server) TLSAddr() net.Addr {
-	if len(s.tls.listeners) == 0 {
+	s.tls.mu.Lock()
+	defer s.tls.mu.Unlock()
+	lns := append(append([]net.Listener(nil), s.tls.added...), s.tls.ported...)
+	if len(lns) == 0 {
 		return nil
 	}
-	return s.tls.listeners[0].Addr()
+	return lns[0].Addr()
 }
