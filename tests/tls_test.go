@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -563,4 +564,37 @@ func TestTLSPortConfigSet(t *testing.T) {
 	require.Equal(t, "+OK\r\n", c.Do("CONFIG", "SET", "tls-port", "0"))
 	_, err = tlsPing("127.0.0.1:"+p2, e.clientConfig(nil))
 	require.Error(t, err)
+}
+
+// TestTLSEncryptedPKCS8Key reads keys encrypted by OpenSSL 3 (`openssl pkcs8 -topk8`,
+// `genrsa -aes256`): PBES2 with PBKDF2 and AES-CBC, for each PRF and key size.
+func TestTLSEncryptedPKCS8Key(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("openssl not installed")
+	}
+	e := newTLSEnv(t)
+	for i, variant := range [][]string{
+		{"-v2", "aes-256-cbc"}, // OpenSSL 3's default: hmacWithSHA256
+		{"-v2", "aes-128-cbc", "-v2prf", "hmacWithSHA1"},
+		{"-v2", "aes-192-cbc", "-v2prf", "hmacWithSHA512"},
+		{"-v2", "aes-256-cbc", "-v2prf", "hmacWithSHA384"},
+	} {
+		keyFile := filepath.Join(e.dir, fmt.Sprintf("enc%d.key", i))
+		args := append([]string{"pkcs8", "-topk8", "-in", e.keyFile, "-passout", "pass:s3cret", "-out", keyFile}, variant...)
+		out, err := exec.Command(openssl, args...).CombinedOutput()
+		require.NoError(t, err, string(out))
+		pemBytes, err := os.ReadFile(keyFile)
+		require.NoError(t, err)
+		require.Contains(t, string(pemBytes), "BEGIN ENCRYPTED PRIVATE KEY")
+
+		s := startTLS(t, "--tls-cert-file", e.certFile, "--tls-key-file", keyFile, "--tls-key-file-pass", "s3cret", "--tls-auth-clients", "no")
+		got, err := tlsPing(s.secure, e.clientConfig(nil))
+		require.NoError(t, err, variant)
+		require.Equal(t, "+PONG\r\n", got)
+		_, err = launchTLS(t, "--tls-cert-file", e.certFile, "--tls-key-file", keyFile, "--tls-key-file-pass", "wrong", "--tls-auth-clients", "no")
+		require.ErrorContains(t, err, "Failed to load private key: "+keyFile)
+		_, err = launchTLS(t, "--tls-cert-file", e.certFile, "--tls-key-file", keyFile, "--tls-auth-clients", "no")
+		require.ErrorContains(t, err, "tls-key-file-pass is not set")
+	}
 }

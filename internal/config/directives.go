@@ -49,7 +49,7 @@ func Directives() []*Directive {
 		{Name: "tls-key-file", Type: String, Default: "", Mutable: true, Group: "TLS",
 			Doc: "Private key of `tls-cert-file` (PEM: PKCS#1, PKCS#8 or EC)."},
 		{Name: "tls-key-file-pass", Type: String, Default: "", Mutable: true, Group: "TLS",
-			Doc: "Passphrase of an encrypted `tls-key-file`, for keys in the legacy PEM encryption (`Proc-Type: 4,ENCRYPTED`); encrypted PKCS#8 keys are not supported by Go's crypto/tls and are refused."},
+			Doc: "Passphrase of an encrypted `tls-key-file`: encrypted PKCS#8 (OpenSSL 3's form; PBES2 with PBKDF2 and AES-CBC) or the legacy PEM encryption (`Proc-Type: 4,ENCRYPTED`)."},
 		{Name: "tls-ca-cert-file", Type: String, Default: "", Mutable: true, Group: "TLS",
 			Doc: "CA certificates (PEM) that client certificates must chain to. Required, or `tls-ca-cert-dir`, unless `tls-auth-clients no`."},
 		{Name: "tls-ca-cert-dir", Type: String, Default: "", Mutable: true, Group: "TLS",

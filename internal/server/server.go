@@ -304,7 +304,11 @@ func (s *Server) Start() error {
 			s.aof.run(s.ctx)
 		}()
 	}
-	s.log.Info("Ready to accept connections", "addrs", s.addrs, "version", Version)
+	var tlsAddrs []net.Addr
+	for _, ln := range append(s.tls.added, s.tls.ported...) {
+		tlsAddrs = append(tlsAddrs, ln.Addr())
+	}
+	s.log.Info("Ready to accept connections", "addrs", s.addrs, "tls", tlsAddrs, "version", Version)
 	return nil
 }
 

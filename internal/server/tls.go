@@ -92,9 +92,9 @@ func buildTLSConfig(get func(string) string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// decryptKey returns keyPEM with its private key decrypted when it uses the legacy PEM
-// encryption (Proc-Type: 4,ENCRYPTED), the form `openssl genrsa -aes256` writes; Go has no
-// decoder for encrypted PKCS#8, so such a key is refused with a message saying so.
+// decryptKey returns keyPEM with its private key decrypted with tls-key-file-pass: an
+// encrypted PKCS#8 key (OpenSSL 3's form, tlskey.go) or one in the legacy PEM encryption
+// (Proc-Type: 4,ENCRYPTED, OpenSSL 1.x's `genrsa -aes256`).
 func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
 	var out []byte
 	rest := keyPEM
@@ -105,7 +105,15 @@ func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
 			break
 		}
 		if block.Type == "ENCRYPTED PRIVATE KEY" {
-			return nil, errors.New("encrypted PKCS#8 keys are not supported (decrypt the key, or re-encrypt it in the legacy PEM form)")
+			if pass == "" {
+				return nil, errors.New("the key is encrypted and tls-key-file-pass is not set")
+			}
+			der, err := decryptPKCS8(block.Bytes, pass)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})...)
+			continue
 		}
 		//lint:ignore SA1019 the legacy PEM encryption is what tls-key-file-pass is for.
 		if x509.IsEncryptedPEMBlock(block) { //nolint:staticcheck
