@@ -121,6 +121,10 @@ func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
 				return nil, errors.New("the key is encrypted and tls-key-file-pass is not set")
 			}
 			der, err := x509.DecryptPEMBlock(block, []byte(pass)) //nolint:staticcheck
+			if err == nil && !parsesAsKey(der) {
+				// A wrong passphrase can leave padding that looks valid (1 in 256).
+				err = errors.New("wrong passphrase?")
+			}
 			if err != nil {
 				return nil, fmt.Errorf("cannot decrypt the key with tls-key-file-pass: %v", err)
 			}
@@ -132,6 +136,18 @@ func decryptKey(keyPEM []byte, pass string) ([]byte, error) {
 		return keyPEM, nil // let X509KeyPair report what is wrong with it
 	}
 	return out, nil
+}
+
+// parsesAsKey reports whether der is a private key in one of the encodings PEM keys use.
+func parsesAsKey(der []byte) bool {
+	if _, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return true
+	}
+	if _, err := x509.ParseECPrivateKey(der); err == nil {
+		return true
+	}
+	_, err := x509.ParsePKCS8PrivateKey(der)
+	return err == nil
 }
 
 // loadCAs reads the CA certificates of tls-ca-cert-file and of every regular file in
