@@ -14,8 +14,10 @@ import (
 func Directives() []*Directive {
 	return []*Directive{
 		// Network
-		{Name: "bind", Type: Special, Default: "127.0.0.1", Parse: parseBind, Group: "network",
-			Doc: "Addresses to listen on, separated by spaces. The default serves loopback only; use `0.0.0.0` (with a password) to serve other hosts."},
+		{Name: "bind", Type: Special, Default: "127.0.0.1 -::1", Parse: parseBind, Group: "network",
+			Doc: "Addresses to listen on (plain `port` and `tls-port`), separated by spaces; a `-` prefix makes an address optional (skipped if it cannot be bound, as `-::1` on a host without IPv6), `*` is every IPv4 address and `::*` every IPv6 one. Redis 7's redis.conf default, loopback only; serving other hosts also needs a password or `protected-mode no` (docs/security.md)."},
+		{Name: "protected-mode", Type: Bool, Default: "yes", Mutable: true, Group: "network",
+			Doc: "While the `default` user has no password (`requirepass` empty and the user `nopass`), refuse clients connecting from any address other than 127.0.0.1 and ::1 with Redis's `-DENIED` error, then close them. Stops an unprotected server from being open to the network by a wide `bind` alone."},
 		{Name: "port", Type: Int, Default: "6379", Min: 0, Max: 65535, Group: "network",
 			Doc: "TCP port. 0 disables the TCP listener."},
 		{Name: "timeout", Type: Int, Default: "0", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "network",
@@ -26,6 +28,8 @@ func Directives() []*Directive {
 			Doc: "Refuse new clients with `ERR max number of clients reached` beyond this many."},
 		{Name: "proto-max-bulk-len", Type: Memory, Default: "536870912", Min: 1 << 20, Max: 1<<63 - 1, Mutable: true, Group: "network",
 			Doc: "Largest bulk string a client may send, and the largest string SETRANGE/APPEND may build."},
+		{Name: "client-query-buffer-limit", Type: Memory, Default: "1073741824", Min: 1 << 20, Max: 1<<63 - 1, Mutable: true, Group: "network",
+			Doc: "Most bytes of requests a client may have sent and not yet had executed (its query buffer, including a partly received command); a client past it is disconnected, without a reply, as Redis does."},
 
 		// Security (docs/security.md)
 		{Name: "requirepass", Type: String, Default: "", Mutable: true, Group: "security",
@@ -36,6 +40,36 @@ func Directives() []*Directive {
 			Doc: "Most entries ACL LOG keeps (denied commands, keys, channels and failed authentications)."},
 		{Name: "acl-pubsub-default", Type: Enum, Default: "resetchannels", Values: []string{"allchannels", "resetchannels"}, Mutable: true, Group: "security",
 			Doc: "Channel permissions new ACL users start with: `resetchannels` (none, Redis 7's default) or `allchannels`. Users that exist keep theirs."},
+
+		// TLS (docs/security.md, internal/config/tls.go, internal/server/tls.go)
+		{Name: "tls-port", Type: Int, Default: "0", Min: 0, Max: 65535, Mutable: true, Group: "TLS",
+			Doc: "TLS port, on the `bind` addresses; 0 (the default) disables TLS. Served next to the plain `port` (set `port 0` for TLS only). CONFIG SET opens the new port (loading the TLS configuration if it was not yet), then closes the old one; open connections stay. A port that cannot be bound is refused (`Unable to listen on this port. Check server logs.`)."},
+		{Name: "tls-cert-file", Type: String, Default: "", Mutable: true, Group: "TLS",
+			Doc: "Server certificate (PEM; may hold the intermediate chain after the leaf). CONFIG SET of any tls-*-file reloads the certificates without a restart: new connections get the new ones, open ones keep theirs; a file that cannot be loaded is refused and the old configuration kept."},
+		{Name: "tls-key-file", Type: String, Default: "", Mutable: true, Group: "TLS",
+			Doc: "Private key of `tls-cert-file` (PEM: PKCS#1, PKCS#8 or EC)."},
+		{Name: "tls-key-file-pass", Type: String, Default: "", Mutable: true, Group: "TLS",
+			Doc: "Passphrase of an encrypted `tls-key-file`: encrypted PKCS#8 (OpenSSL 3's form; PBES2 with PBKDF2 and AES-CBC) or the legacy PEM encryption (`Proc-Type: 4,ENCRYPTED`)."},
+		{Name: "tls-ca-cert-file", Type: String, Default: "", Mutable: true, Group: "TLS",
+			Doc: "CA certificates (PEM) that client certificates must chain to. Required, or `tls-ca-cert-dir`, unless `tls-auth-clients no`."},
+		{Name: "tls-ca-cert-dir", Type: String, Default: "", Mutable: true, Group: "TLS",
+			Doc: "Directory whose PEM files hold more CA certificates for client certificates (every regular file is read; OpenSSL's hashed names are not needed)."},
+		{Name: "tls-auth-clients", Type: Enum, Default: "yes", Values: []string{"no", "yes", "optional"}, Mutable: true, Group: "TLS",
+			Doc: "Client certificates: `yes` requires one signed by the configured CA (mutual TLS), `optional` checks one if the client sends it, `no` asks for none."},
+		{Name: "tls-protocols", Type: String, Default: "", Mutable: true, Parse: parseTLSProtocols, Group: "TLS",
+			Doc: "TLS versions served, from `TLSv1`, `TLSv1.1`, `TLSv1.2`, `TLSv1.3`, separated by spaces; empty means `TLSv1.2 TLSv1.3`, Redis's default. Go takes a lowest and a highest version, so the versions named must be adjacent (`TLSv1 TLSv1.3` is refused)."},
+		{Name: "tls-ciphers", Type: String, Default: "", Mutable: true, Parse: parseTLSCiphers, Group: "TLS",
+			Doc: "TLS 1.2 and older cipher suites, separated by `:` (OpenSSL's separator), spaces or commas: OpenSSL names (`ECDHE-RSA-AES256-GCM-SHA384`) or IANA names (`TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384`) of the suites Go implements, or `DEFAULT`. Empty means Go's secure defaults. Unknown names and OpenSSL's selection syntax (`HIGH:!aNULL`) are refused with an error naming the suite."},
+		{Name: "tls-ciphersuites", Type: String, Default: "", Mutable: true, Parse: parseTLSCipherSuites, Group: "TLS",
+			Doc: "TLS 1.3 cipher suites, separated by `:`: `TLS_AES_128_GCM_SHA256`, `TLS_AES_256_GCM_SHA384`, `TLS_CHACHA20_POLY1305_SHA256`. Names are checked, but Go's crypto/tls always offers these three for TLS 1.3 (they are all secure), so a subset cannot be enforced; the CCM suites are refused."},
+		{Name: "tls-prefer-server-ciphers", Type: Bool, Default: "no", Mutable: true, Group: "TLS",
+			Doc: "Accepted for Redis compatibility. Go's crypto/tls picks the suite itself (by the client's hardware support for AES), so it changes nothing."},
+		{Name: "tls-session-caching", Type: Bool, Default: "yes", Mutable: true, Group: "TLS",
+			Doc: "Let clients resume TLS sessions (faster reconnects). Go's crypto/tls resumes with session tickets, which the server keeps no state for; `no` disables them."},
+		{Name: "tls-session-cache-size", Type: Int, Default: "20480", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "TLS",
+			Doc: "Accepted for Redis compatibility: Go's session tickets need no server-side cache, so there is no size to bound."},
+		{Name: "tls-session-cache-timeout", Type: Int, Default: "300", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "TLS",
+			Doc: "Accepted for Redis compatibility: Go's crypto/tls fixes a ticket's lifetime (7 days, with keys rotated daily)."},
 
 		// General
 		{Name: "databases", Type: Int, Default: "16", Min: 1, Max: 1<<31 - 1, Group: "general",
@@ -126,7 +160,7 @@ func parseBind(v string) (string, error) {
 	}
 	for _, f := range fields {
 		addr := strings.TrimPrefix(f, "-")
-		if addr == "*" {
+		if addr == "*" || addr == "::*" { // every IPv4 / every IPv6 address, as Redis
 			continue
 		}
 		if net.ParseIP(addr) == nil {

@@ -28,8 +28,12 @@ type conn struct {
 	killed   bool
 	// writeDeadline is set while an unauthenticated client's writes are bounded (flush).
 	writeDeadline bool
+	// readDeadline is set while the timeout directive bounds the next read (serve).
+	readDeadline bool
 }
 
+// newConn registers a client for nc, or returns nil when maxclients are connected already
+// (the check and the registration are one step, so concurrent accepts cannot overshoot).
 func (s *Server) newConn(nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc}
 	c.ID = s.nextID.Add(1)
@@ -47,6 +51,11 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.Sub = s.hub.NewSub(c.ID, nc, c.kill)
 	c.PubSubState = c.Sub.Subscriptions
 	s.mu.Lock()
+	if int64(len(s.clients)) >= s.maxClients.Load() {
+		s.mu.Unlock()
+		c.Sub.Close()
+		return nil
+	}
 	s.clients[c.ID] = c
 	if s.closed.Load() {
 		// Accepted just as the server began closing (beginClose sets closed before it closes
@@ -78,14 +87,28 @@ func (c *conn) serve() {
 	}()
 	for {
 		c.rd.MaxBulkLen = s.maxBulk.Load()
-		if t := s.timeoutSec.Load(); t > 0 {
+		// timeout closes idle clients, but not subscribers, which wait for messages, as
+		// Redis exempts them (blocked clients clear the deadline while they wait).
+		if t := s.timeoutSec.Load(); t > 0 && !c.Sub.Subscribed() {
 			_ = c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		} else if t > 0 || c.readDeadline {
+			_ = c.nc.SetReadDeadline(time.Time{})
 		}
+		c.readDeadline = s.timeoutSec.Load() > 0 && !c.Sub.Subscribed()
 		before := c.rd.Buffered()
 		if err := c.rd.Fill(); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				s.log.Debug("Closing idle client", "id", c.ID, "addr", c.Addr)
+			}
 			return
 		}
 		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
+		// client-query-buffer-limit: requests received and not yet executed, including
+		// a partly received command, may not grow past it (Redis closes without a reply).
+		if int64(c.rd.Buffered()) > s.maxQueryBuf.Load() {
+			s.log.Warn("Closing client that reached max query buffer length", "id", c.ID, "addr", c.Addr, "qbuf", c.rd.Buffered())
+			return
+		}
 		if !c.runBatch() {
 			return
 		}
@@ -192,6 +215,11 @@ func (c *conn) waitBlocked() bool {
 	args := make([][]byte, len(c.ctx.Args))
 	for i, a := range c.ctx.Args {
 		args[i] = append([]byte(nil), a...)
+	}
+	// A blocked client is not idle: timeout does not apply while it waits (Redis).
+	if c.readDeadline {
+		_ = c.nc.SetReadDeadline(time.Time{})
+		c.readDeadline = false
 	}
 	unblock := c.Client.BeginBlocked()
 	defer c.Client.EndBlocked()

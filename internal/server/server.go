@@ -51,6 +51,8 @@ type Server struct {
 
 	listeners []net.Listener
 	addrs     []net.Addr
+	// tls is the tls-port side: its listeners and the live configuration (tls.go).
+	tls tlsState
 
 	mu      sync.Mutex
 	clients map[int64]*conn
@@ -69,6 +71,9 @@ type Server struct {
 	maxBulk      atomic.Int64
 	timeoutSec   atomic.Int64
 	maxClients   atomic.Int64
+	maxQueryBuf  atomic.Int64
+	keepAlive    atomic.Int64
+	protected    atomic.Bool
 	debugMode    atomic.Value // "no" | "yes" | "local"
 	hz           atomic.Int64
 	expireEffort atomic.Int64
@@ -164,6 +169,12 @@ func (s *Server) applyConfig(name, value string) {
 		s.table.Scripting().BusyMs.Store(n)
 	case "maxclients":
 		s.maxClients.Store(n)
+	case "client-query-buffer-limit":
+		s.maxQueryBuf.Store(n)
+	case "tcp-keepalive":
+		s.keepAlive.Store(n)
+	case "protected-mode":
+		s.protected.Store(value == "yes")
 	case "enable-debug-command":
 		s.debugMode.Store(value)
 	case "hz":
@@ -251,6 +262,11 @@ func (s *Server) Start() error {
 		s.cancel()
 		return err
 	}
+	if err := s.setupTLS(); err != nil {
+		s.closeListeners()
+		s.cancel()
+		return err
+	}
 	var err error
 	if s.cfg.GetBool("appendonly") {
 		err = s.startAOF()
@@ -262,30 +278,30 @@ func (s *Server) Start() error {
 		s.cancel()
 		return err
 	}
-	port := s.cfg.GetInt("port")
-	if port != 0 {
-		for _, addr := range strings.Fields(s.cfg.Get("bind")) {
-			optional := strings.HasPrefix(addr, "-")
-			addr = strings.TrimPrefix(addr, "-")
-			if addr == "*" {
-				addr = "0.0.0.0"
-			}
-			ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.FormatInt(port, 10)))
-			if err != nil {
-				if optional {
-					continue
-				}
-				s.closeListeners()
-				return fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", addr, port, err)
-			}
-			s.listeners = append(s.listeners, ln)
-			s.addrs = append(s.addrs, ln.Addr())
-		}
+	lns, err := s.listen(s.cfg.GetInt("port"))
+	if err != nil {
+		s.closeListeners()
+		return err
 	}
+	for _, ln := range lns {
+		s.listeners = append(s.listeners, ln)
+		s.addrs = append(s.addrs, ln.Addr())
+	}
+	if lns, err = s.listen(s.cfg.GetInt("tls-port")); err != nil {
+		s.closeListeners()
+		return err
+	}
+	s.tls.mu.Lock()
+	s.tls.ported = lns
 	for _, ln := range s.listeners {
 		s.wg.Add(1)
-		go s.acceptLoop(ln)
+		go s.acceptLoop(ln, false)
 	}
+	for _, ln := range append(s.tls.added, s.tls.ported...) {
+		s.wg.Add(1)
+		go s.acceptLoop(ln, true)
+	}
+	s.tls.mu.Unlock()
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -302,8 +318,43 @@ func (s *Server) Start() error {
 			s.aof.run(s.ctx)
 		}()
 	}
-	s.log.Info("Ready to accept connections", "addrs", s.addrs, "version", Version)
+	var tlsAddrs []net.Addr
+	for _, ln := range append(s.tls.added, s.tls.ported...) {
+		tlsAddrs = append(tlsAddrs, ln.Addr())
+	}
+	s.log.Info("Ready to accept connections", "addrs", s.addrs, "tls", tlsAddrs, "version", Version)
 	return nil
+}
+
+// listen opens port (0: none) on every bind address; an address with a "-" prefix is
+// skipped when it cannot be bound, as in Redis.
+func (s *Server) listen(port int64) ([]net.Listener, error) {
+	if port == 0 {
+		return nil, nil
+	}
+	var out []net.Listener
+	for _, addr := range strings.Fields(s.cfg.Get("bind")) {
+		optional := strings.HasPrefix(addr, "-")
+		addr = strings.TrimPrefix(addr, "-")
+		switch addr {
+		case "*":
+			addr = "0.0.0.0"
+		case "::*":
+			addr = "::"
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.FormatInt(port, 10)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			for _, l := range out {
+				_ = l.Close()
+			}
+			return nil, fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", addr, port, err)
+		}
+		out = append(out, ln)
+	}
+	return out, nil
 }
 
 // Addr returns the first listener's address (useful with port 0 in tests).
@@ -318,6 +369,11 @@ func (s *Server) closeListeners() {
 	for _, ln := range s.listeners {
 		_ = ln.Close()
 	}
+	s.tls.mu.Lock()
+	for _, ln := range append(s.tls.added, s.tls.ported...) {
+		_ = ln.Close()
+	}
+	s.tls.mu.Unlock()
 }
 
 // expireLoop runs the active expiry cycle at hz, with a time budget scaled by
@@ -338,7 +394,9 @@ func (s *Server) expireLoop() {
 	}
 }
 
-func (s *Server) acceptLoop(ln net.Listener) {
+// acceptLoop accepts on one listener; each connection is set up (TLS handshake, limits,
+// protected mode) on its own goroutine, so a slow handshake never delays other clients.
+func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 	defer s.wg.Done()
 	for {
 		nc, err := ln.Accept()
@@ -350,27 +408,10 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		s.stats.connectionsReceived.Add(1)
-		s.mu.Lock()
-		tooMany := int64(len(s.clients)) >= s.maxClients.Load()
-		s.mu.Unlock()
-		if tooMany {
-			s.stats.rejectedConns.Add(1)
-			_, _ = nc.Write([]byte("-ERR max number of clients reached\r\n"))
-			_ = nc.Close()
-			continue
-		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			if ka := s.cfg.GetInt("tcp-keepalive"); ka > 0 {
-				_ = tc.SetKeepAlive(true)
-				_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
-			}
-		}
-		c := s.newConn(nc)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			c.serve()
+			s.handleConn(nc, secure)
 		}()
 	}
 }
@@ -434,7 +475,7 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 				"(starting it at run time is not supported yet): restart with appendonly yes"}
 		}
 	}
-	return s.cfg.Set(pairs, true)
+	return s.reloadTLS(pairs, func() error { return s.cfg.Set(pairs, true) })
 }
 
 // ResetStats implements CONFIG RESETSTAT; held is as for Info.
