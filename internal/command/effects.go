@@ -295,6 +295,21 @@ func JournalExpiries(st *store.Store) {
 			j.Append(store.Effect{DB: db, Args: [][]byte{buf[:len(effDel):len(effDel)], buf[len(effDel):]}, Time: now})
 		}
 	}
+	// Keys evicted to free memory (maxmemory) are journaled the same way, as DEL key, as
+	// Redis propagates evictions: a replica or a replayed log must lose them too.
+	prevEvict := st.OnEvict
+	st.OnEvict = func(db int, key string) {
+		if prevEvict != nil {
+			prevEvict(db, key)
+		}
+		if j := st.Journal; j != nil {
+			var now int64
+			if st.Clock != nil {
+				now = st.Clock.NowMs()
+			}
+			j.Append(store.Effect{DB: db, Args: [][]byte{effDel, []byte(key)}, Time: now})
+		}
+	}
 	// Hash fields that expired (lazily or actively) go the same way, as HDEL key field; the
 	// HDEL of a hash's last field deletes it on replay too.
 	prevField := st.OnFieldExpire
