@@ -124,6 +124,10 @@ import (
 // at the primary's time (the Raft batches carry it), since a key the primary still saw live
 // could otherwise vanish before a later effect on it is applied.
 //
+// Eviction: a key deleted to get under maxmemory is journaled as DEL key too (JournalExpiries
+// hooks Store.OnEvict), before the command that made room, as Redis propagates evictions: which
+// keys go depends on sampling and on the heap, so replay must not decide it again.
+//
 // MULTI/EXEC: the effects of an EXEC's commands are journaled as MULTI, the effects, EXEC
 // (database of the first effect) when there are more than one, so replay applies them
 // atomically; see txJournal.
@@ -274,10 +278,10 @@ func (t *txJournal) finish() {
 }
 
 // JournalExpiries makes the store journal DEL key, in the key's database, for every key it
-// deletes because the key expired (lazily on access or in the active cycle), whenever a
-// journal is installed. The DEL is stamped with the store clock's current time: the hook is not
-// told the command time, and a replayed DEL touches only its key, so any time serves, and the
-// clock's is never behind the time floor. The server calls it once, right after creating the
+// deletes because the key expired (lazily on access or in the active cycle) or was evicted
+// (maxmemory), whenever a journal is installed. The DEL is stamped with the store clock's
+// current time: the hook is not told the command time, and a replayed DEL touches only its
+// key, so any time serves, and the clock's is never behind the time floor. The server calls it once, right after creating the
 // store; a hook already in Store.OnExpire keeps being called first.
 func JournalExpiries(st *store.Store) {
 	prev := st.OnExpire
