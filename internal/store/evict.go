@@ -108,12 +108,16 @@ type Memory struct {
 	freed    atomic.Int64 // estimated bytes evicted since the last collection
 	evicted  atomic.Int64 // keys evicted since start (INFO evicted_keys)
 
-	// mu serializes evictors, the pool and the sampler's life.
-	mu       sync.Mutex
-	pool     []poolEntry
-	nextDB   int
-	stop     chan struct{}
-	sampling bool
+	// mu guards the pool, the shard lists and the sampler's life; evictors hold it for one
+	// key at a time.
+	mu     sync.Mutex
+	pool   []poolEntry
+	cands  evictCands
+	nextDB int
+	// background: a goroutine carries on evicting (evictInBackground).
+	background atomic.Bool
+	stop       chan struct{}
+	sampling   bool
 }
 
 // poolEntry is an eviction candidate: a higher score goes first.
@@ -139,6 +143,7 @@ func (m *Memory) SetPolicy(p Policy) {
 	m.lfu.Store(p.LFU())
 	m.mu.Lock()
 	m.pool = m.pool[:0]
+	m.cands.dbs = nil
 	m.mu.Unlock()
 }
 
@@ -324,8 +329,10 @@ func (m *Memory) timeLimit() time.Duration {
 }
 
 // PerformEvictions evicts keys by the policy until used memory is back under the limit, as
-// Redis's performEvictions does before each command. The caller holds no shard lock: this
-// locks shards one at a time, and evictors queue behind one another.
+// Redis's performEvictions does before each command. The caller holds no shard lock. Clients
+// over the limit at the same moment evict side by side, one key at a time each (the pool and
+// the shard lists are guarded by Memory.mu, held for one key), so eviction keeps pace with as
+// many writers as there are, and all of them stop once memory is back under the limit.
 func (st *Store) PerformEvictions(now int64) EvictResult {
 	m := &st.Mem
 	limit := m.limit.Load()
@@ -336,47 +343,109 @@ func (st *Store) PerformEvictions(now int64) EvictResult {
 	if p == PolicyNoEviction {
 		return EvictFail
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	tofree := m.Used() - limit // again: another evictor may have done the work meanwhile
-	if tofree <= 0 {
-		return EvictOK
-	}
-	cands := st.evictableShards(p)
 	start := time.Now()
 	budget := m.timeLimit()
-	var freed int64
-	for n := 0; freed < tofree; n++ {
-		got := st.evictOne(p, cands, now)
-		if got < 0 {
+	for n := 0; m.Used() > limit; n++ {
+		if st.evictKey(p, now) < 0 {
 			return EvictFail
 		}
-		freed += got
 		if n&15 == 15 && time.Since(start) > budget {
+			if m.background.CompareAndSwap(false, true) {
+				go st.evictInBackground()
+			}
 			return EvictRunning
 		}
 	}
 	return EvictOK
 }
 
-// shardRef names a shard that had keys the policy may evict when eviction began.
-type shardRef struct{ db, shard int }
+// evictKey evicts one key under Memory.mu and returns its estimated size, or -1 when nothing
+// is left to evict.
+func (st *Store) evictKey(p Policy, now int64) int64 {
+	m := &st.Mem
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fresh := false
+	if m.cands.dbs == nil || m.cands.policy != p || time.Since(m.cands.at) > candsMaxAge {
+		st.findCandidates(p)
+		fresh = true
+	}
+	got := st.evictOne(p, now)
+	if got < 0 && !fresh {
+		// The shard lists may miss shards that got keys since they were made.
+		st.findCandidates(p)
+		got = st.evictOne(p, now)
+	}
+	return got
+}
 
-// evictableShards lists the shards holding keys the policy may evict (keys with an expiry for
-// the volatile ones), so that sampling does not lock empty shards over and over.
-func (st *Store) evictableShards(p Policy) []shardRef {
-	var out []shardRef
+// evictInBackground carries on evicting after a command ran out of its tenacity time, as
+// Redis's evictionTimeProc does, in slices with pauses for the commands queued meanwhile.
+func (st *Store) evictInBackground() {
+	m := &st.Mem
+	defer m.background.Store(false)
+	for {
+		time.Sleep(100 * time.Microsecond)
+		limit := m.limit.Load()
+		p := m.Policy()
+		if limit <= 0 || p == PolicyNoEviction {
+			return
+		}
+		var now int64
+		if st.Clock != nil {
+			now = st.Clock.NowMs()
+		}
+		start := time.Now()
+		for m.Used() > limit && time.Since(start) < 500*time.Microsecond {
+			if st.evictKey(p, now) < 0 {
+				return
+			}
+		}
+		if m.Used() <= limit {
+			return
+		}
+	}
+}
+
+// candsMaxAge is how long the lists of shards worth sampling are reused: making them locks
+// every shard of every database, too much for each command of a server that sits at its
+// limit; shards that empty meanwhile are dropped as sampling finds them empty, and ones that
+// fill are found at the next refresh (or at once, before eviction gives up).
+const candsMaxAge = 100 * time.Millisecond
+
+// evictCands lists, per database, the shards that held keys the policy may evict (keys with an
+// expiry for the volatile ones), so that sampling does not lock empty shards over and over.
+// Guarded by Memory.mu.
+type evictCands struct {
+	policy Policy
+	at     time.Time
+	dbs    [][]int
+}
+
+func (st *Store) findCandidates(p Policy) {
+	c := &st.Mem.cands
+	c.policy, c.at = p, time.Now()
+	if len(c.dbs) != len(st.dbs) {
+		c.dbs = make([][]int, len(st.dbs))
+	}
 	for d, db := range st.dbs {
+		c.dbs[d] = c.dbs[d][:0]
 		for i := range db.shards {
 			s := &db.shards[i]
 			s.Lock()
 			if s.dict.count > 0 && (!p.volatile() || s.volatile > 0) {
-				out = append(out, shardRef{d, i})
+				c.dbs[d] = append(c.dbs[d], i)
 			}
 			s.Unlock()
 		}
 	}
-	return out
+}
+
+// dropCandidate removes the j-th shard of database d's list (found empty).
+func (c *evictCands) dropCandidate(d, j int) {
+	l := c.dbs[d]
+	l[j] = l[len(l)-1]
+	c.dbs[d] = l[:len(l)-1]
 }
 
 // pickEntry returns a random key of s the policy may evict, or nil. Volatile policies draw a
@@ -409,58 +478,64 @@ func pickEntry(s *Shard, p Policy) *Entry {
 }
 
 // evictOne deletes one key by the policy and returns its estimated size, or -1 when there is
-// nothing left to evict.
-func (st *Store) evictOne(p Policy, cands []shardRef, now int64) int64 {
+// nothing left to evict. Caller holds Memory.mu.
+func (st *Store) evictOne(p Policy, now int64) int64 {
 	m := &st.Mem
-	for round := 0; len(cands) > 0 && round < 64; round++ {
-		if p.random() {
-			// Random policies take a random key of a random candidate shard, visiting the
-			// databases in turn as Redis does.
-			for tries := 0; tries < len(cands); tries++ {
-				ref := cands[rand.IntN(len(cands))]
-				if tries > 0 {
-					ref = cands[(m.nextDB+tries)%len(cands)]
-				}
-				db := st.dbs[ref.db]
-				s := &db.shards[ref.shard]
+	c := &m.cands
+	if p.random() {
+		// A random key of a random candidate shard, the databases visited in turn as Redis
+		// does.
+		for range len(c.dbs) {
+			d := m.nextDB % len(c.dbs)
+			m.nextDB++
+			for len(c.dbs[d]) > 0 {
+				j := rand.IntN(len(c.dbs[d]))
+				db := st.dbs[d]
+				s := &db.shards[c.dbs[d][j]]
 				s.Lock()
 				if e := pickEntry(s, p); e != nil {
 					n := db.evict(s, e)
 					s.Unlock()
-					m.nextDB++
 					return n
 				}
 				s.Unlock()
+				c.dropCandidate(d, j)
 			}
-			return -1
 		}
-		// LRU, LFU and TTL: sample each database's keys into the pool, then evict the best
-		// candidate still there.
-		samples := max(1, int(m.samples.Load()))
-		seen := map[int]bool{}
-		for _, i := range rand.Perm(len(cands)) {
-			ref := cands[i]
-			if seen[ref.db] {
+		return -1
+	}
+	// LRU, LFU and TTL: sample each database (one random candidate shard of it) into the pool,
+	// then evict the best candidate that is still there.
+	samples := max(1, int(m.samples.Load()))
+	for round := 0; round < 64; round++ {
+		sampled := false
+		for d := range c.dbs {
+			if len(c.dbs[d]) == 0 {
 				continue
 			}
-			seen[ref.db] = true
-			db := st.dbs[ref.db]
-			s := &db.shards[ref.shard]
+			sampled = true
+			j := rand.IntN(len(c.dbs[d]))
+			s := &st.dbs[d].shards[c.dbs[d][j]]
 			s.Lock()
+			got := false
 			for range samples {
 				e := pickEntry(s, p)
 				if e == nil {
 					break
 				}
-				m.poolInsert(poolEntry{score: m.score(p, e, now), db: ref.db, key: e.Key()})
+				got = true
+				m.poolInsert(poolEntry{score: m.score(p, e, now), db: d, key: e.Key()})
 			}
 			s.Unlock()
+			if !got {
+				c.dropCandidate(d, j)
+			}
 		}
 		for len(m.pool) > 0 {
-			c := m.pool[len(m.pool)-1]
+			cand := m.pool[len(m.pool)-1]
 			m.pool = m.pool[:len(m.pool)-1]
-			db := st.dbs[c.db]
-			key := keyBytes(c.key)
+			db := st.dbs[cand.db]
+			key := keyBytes(cand.key)
 			h := st.Hash(key)
 			s := &db.shards[st.shardOf(h)]
 			s.Lock()
@@ -472,17 +547,9 @@ func (st *Store) evictOne(p Policy, cands []shardRef, now int64) int64 {
 			}
 			s.Unlock()
 		}
-		// Every candidate had gone: drop shards that emptied and sample again.
-		live := cands[:0]
-		for _, ref := range cands {
-			s := &st.dbs[ref.db].shards[ref.shard]
-			s.Lock()
-			if s.dict.count > 0 && (!p.volatile() || s.volatile > 0) {
-				live = append(live, ref)
-			}
-			s.Unlock()
+		if !sampled {
+			break
 		}
-		cands = live
 	}
 	return -1
 }
@@ -501,16 +568,17 @@ func (m *Memory) poolInsert(c poolEntry) {
 	for i < len(m.pool) && m.pool[i].score < c.score {
 		i++
 	}
-	c.key = string([]byte(c.key))
 	if len(m.pool) >= evictPoolSize {
 		if i == 0 {
 			return // worse than every candidate of a full pool
 		}
+		c.key = string([]byte(c.key))
 		// Drop the worst (first) to make room just below the first better one.
 		copy(m.pool[:i-1], m.pool[1:i])
 		m.pool[i-1] = c
 		return
 	}
+	c.key = string([]byte(c.key))
 	m.pool = append(m.pool, poolEntry{})
 	copy(m.pool[i+1:], m.pool[i:])
 	m.pool[i] = c
