@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -360,4 +361,48 @@ func TestMaxmemorySharedIntegers(t *testing.T) {
 		require.NoError(t, c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
 		require.EqualValues(t, 1, c.ObjectRefCount(ctx, "a").Val())
 	})
+}
+
+// The limit holds while clients keep writing (tests/unit/maxmemory.tcl's "is the memory limit
+// honoured?"): used memory stays about at maxmemory and the keyspace stops growing.
+func TestMaxmemoryLimitHonoured(t *testing.T) {
+	for _, policy := range []string{"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-random", "volatile-ttl"} {
+		t.Run(policy, func(t *testing.T) {
+			// Few shards: each shard's slab keeps a 40 KB chunk while it has any key, which
+			// with the default 64 shards alone would fill half of the 4 MB margin.
+			s := testutil.StartServer(t, "--maxmemory-policy", policy, "--shards", "4")
+			c := s.Client(t, 2)
+			require.NoError(t, c.ConfigSet(ctx, "maxmemory", "100gb").Err())
+			// The server shares this process's heap: measure it without earlier tests' garbage.
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond) // a sample or two
+			limit := usedMemory(t, c) + 4<<20
+			require.NoError(t, c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err())
+			val := strings.Repeat("x", 1000)
+			written := 0
+			for round := range 200 {
+				pipe := c.Pipeline()
+				for i := range 100 {
+					pipe.Set(ctx, fmt.Sprintf("k:%d:%d", round, i), val, time.Hour)
+				}
+				_, err := pipe.Exec(ctx)
+				if err != nil {
+					h, b, a, f := s.StoreForTest().Mem.Parts()
+					t.Fatalf("round %d: %v: used %d limit %d keys %d (heap %d base %d admitted %d freed %d)", round, err, usedMemory(t, c), limit, c.DBSize(ctx).Val(), h, b, a, f)
+				}
+				written += 100
+				// The heap measured is this test process's, garbage of the test's own
+				// client included until the next collection: allow Go's collection pacing.
+				if used := usedMemory(t, c); used > 2*limit {
+					h, b, a, f := s.StoreForTest().Mem.Parts()
+					t.Fatalf("round %d: used %d over twice the limit %d (heap %d base %d admitted %d freed %d)", round, used, limit, h, b, a, f)
+				}
+			}
+			keys := c.DBSize(ctx).Val()
+			require.Less(t, keys, int64(written)/2, "20 MB of writes under a 4 MB margin")
+			require.Greater(t, keys, int64(0))
+			evicted, _ := strconv.Atoi(infoField(t, c, "stats", "evicted_keys"))
+			require.EqualValues(t, written, int64(evicted)+keys)
+		})
+	}
 }

@@ -87,13 +87,16 @@ const sampleInterval = time.Millisecond
 // How used memory is measured, and why: the heap of a Go program holds live objects and dead
 // ones the collector has not freed yet, and only a collection tells them apart. Reading the
 // runtime's heap metrics costs about a microsecond, too much per command but nothing every
-// millisecond, so a background goroutine samples them while a limit is set. Between samples,
-// the arguments of admitted denyoom commands are added (a SET's value is about what it
-// allocates), and the estimated size of every evicted key is subtracted until the next
-// collection really frees it: without that, eviction would keep deleting keys whose memory is
-// already garbage. When the heap is over the limit and has grown well past what the last
-// collection left live, the sampler forces a collection (at most every 100 ms) so that garbage
-// does not pass for data.
+// millisecond, so a background goroutine samples them while a limit is set. Used memory is
+// the smaller of two estimates, minus the estimated size of the keys evicted since the last
+// collection (their memory is garbage until it runs):
+//   - the heap's objects at the last sample: never below the live data, but garbage counts;
+//   - what the last collection found live, plus the arguments (and a per-key overhead) of the
+//     denyoom commands admitted since: garbage does not count, overwrites do.
+//
+// Each is wrong in one direction only, and a collection resets the second. When the heap is
+// over the limit with a quarter or more of it possibly garbage, the sampler forces a
+// collection (at most every 100 ms), and a command is refused only after one (collect).
 type Memory struct {
 	limit    atomic.Int64
 	policy   atomic.Uint32
@@ -104,7 +107,8 @@ type Memory struct {
 	decay    atomic.Int32
 
 	heap     atomic.Int64 // heap objects at the last sample
-	admitted atomic.Int64 // argument bytes of denyoom commands since the last sample
+	base     atomic.Int64 // live heap the last collection found (the heap before any)
+	admitted atomic.Int64 // argument bytes of denyoom commands since the last collection
 	freed    atomic.Int64 // estimated bytes evicted since the last collection
 	evicted  atomic.Int64 // keys evicted since start (INFO evicted_keys)
 
@@ -116,8 +120,10 @@ type Memory struct {
 	nextDB int
 	// background: a goroutine carries on evicting (evictInBackground).
 	background atomic.Bool
-	stop       chan struct{}
-	sampling   bool
+	// lastGC is when collect last forced a collection (Unix ns).
+	lastGC   atomic.Int64
+	stop     chan struct{}
+	sampling bool
 }
 
 // poolEntry is an eviction candidate: a higher score goes first.
@@ -184,12 +190,16 @@ func (m *Memory) Close() { m.SetLimit(0) }
 
 // Used is used memory as eviction counts it (see Memory): never negative.
 func (m *Memory) Used() int64 {
-	return max(0, m.heap.Load()+m.admitted.Load()-m.freed.Load())
+	return max(0, min(m.heap.Load(), m.base.Load()+m.admitted.Load())-m.freed.Load())
 }
 
-// Admitted counts n bytes of arguments a denyoom command brings in, until the next sample
-// sees them in the heap. Only called while a limit is set.
-func (m *Memory) Admitted(n int) { m.admitted.Add(int64(n)) }
+// keyOverhead approximates what a new key costs beyond its argument bytes (its entry, the
+// rounding of its allocations).
+const keyOverhead = 64
+
+// Admitted counts n bytes of arguments a denyoom command brings in, until the next
+// collection measures them. Only called while a limit is set.
+func (m *Memory) Admitted(n int) { m.admitted.Add(int64(n) + keyOverhead) }
 
 // HeapUsed reads the Go heap's objects bytes now, for INFO's used_memory when no limit is set.
 func HeapUsed() int64 {
@@ -219,15 +229,19 @@ func newSampler() *sampler {
 func (s *sampler) read(m *Memory) (heap, live int64) {
 	metrics.Read(s.s)
 	heap = int64(s.s[0].Value.Uint64())
-	if c := s.s[1].Value.Uint64(); c != s.cycles {
-		s.cycles = c
-		m.freed.Store(0)
-	}
 	if s.s[2].Value.Kind() == metrics.KindUint64 {
 		live = int64(s.s[2].Value.Uint64())
 	}
+	if c := s.s[1].Value.Uint64(); c != s.cycles || s.cycles == 0 {
+		s.cycles = c
+		if c == 0 || live == 0 {
+			live = heap // no collection yet: the heap is all there is to go by
+		}
+		m.base.Store(live)
+		m.admitted.Store(0)
+		m.freed.Store(0)
+	}
 	m.heap.Store(heap)
-	m.admitted.Store(0)
 	return heap, live
 }
 
@@ -341,12 +355,18 @@ func (st *Store) PerformEvictions(now int64) EvictResult {
 	}
 	p := m.Policy()
 	if p == PolicyNoEviction {
+		if m.collect() && m.Used() <= limit {
+			return EvictOK
+		}
 		return EvictFail
 	}
 	start := time.Now()
 	budget := m.timeLimit()
 	for n := 0; m.Used() > limit; n++ {
 		if st.evictKey(p, now) < 0 {
+			if m.collect() && m.Used() <= limit {
+				return EvictOK // it was garbage, not data
+			}
 			return EvictFail
 		}
 		if n&15 == 15 && time.Since(start) > budget {
@@ -358,6 +378,24 @@ func (st *Store) PerformEvictions(now int64) EvictResult {
 	}
 	return EvictOK
 }
+
+// collect runs a garbage collection and samples the heap again before a command is refused,
+// so that a refusal is about data, not garbage (deleted keys, replies already sent), at most
+// every gcMinInterval; it reports whether it ran one.
+func (m *Memory) collect() bool {
+	last := m.lastGC.Load()
+	nowNs := time.Now().UnixNano()
+	if nowNs-last < int64(gcMinInterval) || !m.lastGC.CompareAndSwap(last, nowNs) {
+		return false
+	}
+	runtime.GC()
+	newSampler().read(m)
+	return true
+}
+
+// gcMinInterval bounds the collections eviction forces: a server refusing writes at its limit
+// with noeviction would otherwise collect for every command.
+const gcMinInterval = 100 * time.Millisecond
 
 // evictKey evicts one key under Memory.mu and returns its estimated size, or -1 when nothing
 // is left to evict.
@@ -629,4 +667,10 @@ func entrySize(e *Entry) int64 {
 		}
 	}
 	return n
+}
+
+// Parts returns the terms of Used (heap at the last sample, live at the last collection,
+// admitted and evicted bytes since), for diagnostics.
+func (m *Memory) Parts() (heap, base, admitted, freed int64) {
+	return m.heap.Load(), m.base.Load(), m.admitted.Load(), m.freed.Load()
 }
