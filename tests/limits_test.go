@@ -65,11 +65,11 @@ func TestProtectedMode(t *testing.T) {
 	require.Equal(t, "+PONG\r\n", reply)
 
 	// Another address is refused with the exact error, then closed; counted as rejected.
-	before := infoField(t, admin, "rejected_connections")
+	before := rawStat(t, admin, "rejected_connections")
 	reply, closed := dialFrom(t, "127.0.0.2", addr2)
 	require.Equal(t, protectedDenied, reply)
 	require.True(t, closed)
-	require.Equal(t, before+1, infoField(t, admin, "rejected_connections"))
+	require.Equal(t, before+1, rawStat(t, admin, "rejected_connections"))
 
 	// A password for the default user lifts it (the client must then authenticate).
 	require.NoError(t, c.ConfigSet(testutil.Ctx, "requirepass", "secret").Err())
@@ -98,7 +98,7 @@ func TestProtectedMode(t *testing.T) {
 	require.Equal(t, "*2\r\n$14\r\nprotected-mode\r\n$2\r\nno\r\n", c2.Do("CONFIG", "GET", "protected-mode"))
 }
 
-func infoField(t *testing.T, c *testutil.Raw, name string) int {
+func rawStat(t *testing.T, c *testutil.Raw, name string) int {
 	t.Helper()
 	info := c.Do("INFO", "stats")
 	for _, l := range strings.Split(info, "\r\n") {
@@ -133,7 +133,7 @@ func TestMaxClients(t *testing.T) {
 	second, third := s.Dial(t), s.Dial(t)
 	require.Equal(t, "+PONG\r\n", second.Do("PING"))
 	require.Equal(t, "+PONG\r\n", third.Do("PING"))
-	before := infoField(t, first, "rejected_connections")
+	before := rawStat(t, first, "rejected_connections")
 
 	fourth := s.Dial(t)
 	require.Equal(t, "-ERR max number of clients reached\r\n", fourth.ReadReply())
@@ -146,7 +146,7 @@ func TestMaxClients(t *testing.T) {
 	fifth := s.Dial(t)
 	require.Equal(t, "+PONG\r\n", fifth.Do("PING"))
 	require.Equal(t, "+OK\r\n", first.Do("CONFIG", "SET", "maxclients", "10000"))
-	require.Equal(t, before+1, infoField(t, first, "rejected_connections"))
+	require.Equal(t, before+1, rawStat(t, first, "rejected_connections"))
 }
 
 func TestIdleTimeout(t *testing.T) {

@@ -70,6 +70,10 @@ func (t *Table) exec(c *Ctx) {
 	if u := c.Client.ACLUser; u != nil && (!c.Client.Authenticated || !u.Unrestricted()) && !c.admit(cmd, u) {
 		return
 	}
+	// One atomic load when no maxmemory is set (the default): the hot path's whole cost.
+	if c.Store.Mem.Limit() > 0 && !c.admitMemory(cmd) {
+		return
+	}
 	if c.Client.pubsubMode && c.W.Proto == 2 && !allowedSubscribed(cmd) {
 		// Redis's processCommand: a RESP2 connection in pub/sub mode can only (un)subscribe,
 		// PING, QUIT and RESET; a rejected command inside MULTI aborts the EXEC.
@@ -480,4 +484,68 @@ func (c *Ctx) effInt(n int64) []byte {
 	start := len(c.effNum)
 	c.effNum = appendInt(c.effNum, n)
 	return c.effNum[start:len(c.effNum):len(c.effNum)]
+}
+
+// errOOM is Redis's shared.oomerr.
+const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// admitMemory is Redis's maxmemory step of processCommand, run before every command while a
+// limit is set: evict by the policy until used memory is under the limit, then refuse the
+// command if that failed and the command would use memory: a denyoom command, an EXEC whose
+// queue holds one (the transaction is discarded), or anything but EXEC, DISCARD, QUIT and
+// RESET inside MULTI (queueing takes memory too; the transaction is flagged to abort). Reads
+// still work over the limit. A context already holding shard locks (a nested call) cannot
+// evict without breaking the lock order: it only checks.
+func (c *Ctx) admitMemory(cmd *Command) bool {
+	m := &c.Store.Mem
+	var res store.EvictResult
+	if c.nlocked == 0 && !c.allLocked {
+		res = c.Store.PerformEvictions(c.Now)
+	} else if m.Used() > m.Limit() {
+		res = store.EvictFail
+	}
+	isExec := cmd.Name == "exec" && cmd.parent == nil
+	denyoom := cmd.Flags&FlagDenyOOM != 0
+	if isExec {
+		for _, q := range c.Client.multi.queue {
+			if q.cmd.Flags&FlagDenyOOM != 0 {
+				denyoom = true
+				break
+			}
+		}
+	}
+	reject := denyoom
+	if c.Client.multi.active && cmd.parent == nil {
+		switch cmd.Name {
+		case "exec", "discard", "quit", "reset":
+		default:
+			reject = true
+		}
+	} else if c.Client.multi.active {
+		reject = true
+	}
+	if res == store.EvictFail && reject {
+		c.Cmd = cmd
+		cmd.RejectedCalls.Add(1)
+		if isExec {
+			// Redis's rejectCommand on EXEC: the transaction is discarded and says why.
+			c.Client.multi = multiState{}
+			c.Store.Watches.Unwatch(&c.Client.watch)
+			c.Error("EXECABORT Transaction discarded because of: " + errOOM)
+			return false
+		}
+		if c.Client.multi.active {
+			c.Client.multi.dirty = true
+		}
+		c.Error(errOOM)
+		return false
+	}
+	if denyoom && !isExec {
+		n := 0
+		for _, a := range c.Args {
+			n += len(a)
+		}
+		m.Admitted(n)
+	}
+	return true
 }

@@ -286,10 +286,13 @@ func restoreCommand(c *Ctx) {
 		c.DB.Remove(old)
 	}
 	e := c.DB.Set(key, v, ttl, false, c.Now)
+	// As Redis's objectSetLRUOrLFU: FREQ counts only under an LFU policy and IDLETIME only
+	// under the others, since the entry's lru field holds one or the other.
+	lfu := c.Store.Mem.Policy().LFU()
 	switch {
-	case idle >= 0:
+	case idle >= 0 && !lfu:
 		e.SetIdle(c.Now, idle)
-	case freq >= 0:
+	case freq >= 0 && lfu:
 		e.SetFreq(uint8(freq))
 	}
 	c.Dirty(1)

@@ -133,6 +133,10 @@ import (
 // at the primary's time (the Raft batches carry it), since a key the primary still saw live
 // could otherwise vanish before a later effect on it is applied.
 //
+// Eviction: a key deleted to get under maxmemory is journaled as DEL key too (JournalExpiries
+// hooks Store.OnEvict), before the command that made room, as Redis propagates evictions: which
+// keys go depends on sampling and on the heap, so replay must not decide it again.
+//
 // MULTI/EXEC: the effects of an EXEC's commands are journaled as MULTI, the effects, EXEC
 // (database of the first effect) when there are more than one, so replay applies them
 // atomically; see txJournal.
@@ -288,10 +292,10 @@ func (t *txJournal) finish() {
 }
 
 // JournalExpiries makes the store journal DEL key, in the key's database, for every key it
-// deletes because the key expired (lazily on access or in the active cycle), whenever a
-// journal is installed. The DEL is stamped with the store clock's current time: the hook is not
-// told the command time, and a replayed DEL touches only its key, so any time serves, and the
-// clock's is never behind the time floor. The server calls it once, right after creating the
+// deletes because the key expired (lazily on access or in the active cycle) or was evicted
+// (maxmemory), whenever a journal is installed. The DEL is stamped with the store clock's
+// current time: the hook is not told the command time, and a replayed DEL touches only its
+// key, so any time serves, and the clock's is never behind the time floor. The server calls it once, right after creating the
 // store; a hook already in Store.OnExpire keeps being called first.
 func JournalExpiries(st *store.Store) {
 	prev := st.OnExpire
@@ -307,6 +311,21 @@ func JournalExpiries(st *store.Store) {
 				now = st.Clock.NowMs()
 			}
 			j.Append(store.Effect{DB: db, Args: [][]byte{buf[:len(effDel):len(effDel)], buf[len(effDel):]}, Time: now})
+		}
+	}
+	// Keys evicted to free memory (maxmemory) are journaled the same way, as DEL key, as
+	// Redis propagates evictions: a replica or a replayed log must lose them too.
+	prevEvict := st.OnEvict
+	st.OnEvict = func(db int, key string) {
+		if prevEvict != nil {
+			prevEvict(db, key)
+		}
+		if j := st.Journal; j != nil {
+			var now int64
+			if st.Clock != nil {
+				now = st.Clock.NowMs()
+			}
+			j.Append(store.Effect{DB: db, Args: [][]byte{effDel, []byte(key)}, Time: now})
 		}
 	}
 	// Hash fields that expired (lazily or actively) go the same way, as HDEL key field; the

@@ -182,7 +182,7 @@ func objectSubcommands() []*Command {
 	enc.Doc = "Strings report int, embstr (up to 44 bytes) or raw by their current form; unlike Redis, a short " +
 		"string built by APPEND or SETRANGE reports embstr rather than raw."
 	freq := sub("freq", "4.0.0", "Get the logarithmic access frequency counter of a Redis object", objectFreqCommand)
-	freq.Doc = "Replies Redis's error for a non-LFU maxmemory policy: HotKV does not evict (noeviction)."
+	freq.Doc = "Only under an LFU maxmemory-policy (Redis's error otherwise): the counter after the decay lfu-decay-time calls for."
 	return []*Command{
 		enc,
 		freq,
@@ -815,7 +815,11 @@ func objectRefcountCommand(c *Ctx) {
 	if e == nil {
 		return
 	}
-	if e.Val.IsInt && e.Val.Int >= 0 && e.Val.Int < sharedIntegers {
+	// Redis stops sharing integers while a maxmemory limit is set with an LRU or LFU policy
+	// (each key then needs its own access field): such a value reports 1.
+	p := c.Store.Mem.Policy()
+	perKey := c.Store.Mem.Limit() > 0 && p != store.PolicyNoEviction && p != store.PolicyAllKeysRandom && p != store.PolicyVolatileRandom && p != store.PolicyVolatileTTL
+	if e.Val.IsInt && e.Val.Int >= 0 && e.Val.Int < sharedIntegers && !perKey {
 		c.W.Int(math.MaxInt32)
 		return
 	}
@@ -823,19 +827,8 @@ func objectRefcountCommand(c *Ctx) {
 }
 
 // lfuPolicy reports whether maxmemory-policy is an LFU one, which decides whether OBJECT FREQ
-// or OBJECT IDLETIME is meaningful. Without the directive the policy is Redis's default,
-// noeviction.
-func lfuPolicy(c *Ctx) bool {
-	if c.Srv == nil {
-		return false
-	}
-	for _, kv := range c.Srv.ConfigGet([]string{"maxmemory-policy"}) {
-		if strings.Contains(kv[1], "lfu") {
-			return true
-		}
-	}
-	return false
-}
+// or OBJECT IDLETIME is meaningful: the entry's lru field holds one or the other.
+func lfuPolicy(c *Ctx) bool { return c.Store.Mem.Policy().LFU() }
 
 func objectFreqCommand(c *Ctx) {
 	e := objectLookup(c)
@@ -846,7 +839,7 @@ func objectFreqCommand(c *Ctx) {
 		c.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 		return
 	}
-	c.W.Int(int64(e.Freq()))
+	c.W.Int(int64(c.Store.Freq(e, c.Now)))
 }
 
 func objectIdletimeCommand(c *Ctx) {

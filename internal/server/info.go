@@ -141,6 +141,9 @@ func (s *Server) infoMemory(b *strings.Builder) {
 	copy(samples, memSamples)
 	metrics.Read(samples)
 	used := samples[0].Value.Uint64()
+	if s.store.Mem.Limit() > 0 {
+		used = uint64(s.store.Mem.Used()) // what eviction compares with maxmemory
+	}
 	total := samples[1].Value.Uint64()
 	rss := readRSS()
 	fmt.Fprintf(b, "used_memory:%d\r\nused_memory_human:%s\r\nused_memory_rss:%d\r\nused_memory_rss_human:%s\r\n",
@@ -155,7 +158,8 @@ func (s *Server) infoMemory(b *strings.Builder) {
 		lua, human(lua), scriptBytes, nscripts)
 	fmt.Fprintf(b, "number_of_functions:%d\r\nused_memory_functions:%d\r\nused_memory_scripts:%d\r\nused_memory_scripts_human:%s\r\n",
 		nfuncs, funcBytes, scriptBytes+funcBytes, human(uint64(scriptBytes+funcBytes)))
-	fmt.Fprintf(b, "maxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\n")
+	maxmem := uint64(s.store.Mem.Limit())
+	fmt.Fprintf(b, "maxmemory:%d\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n", maxmem, human(maxmem), s.store.Mem.Policy())
 	ratio := 0.0
 	if used > 0 {
 		ratio = float64(rss) / float64(used)
@@ -192,7 +196,7 @@ func (s *Server) infoStats(b *strings.Builder, held bool) {
 	} else {
 		b.WriteString("expired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\n")
 	}
-	fmt.Fprintf(b, "evicted_keys:0\r\nkeyspace_hits:%d\r\nkeyspace_misses:%d\r\n", hits, misses)
+	fmt.Fprintf(b, "evicted_keys:%d\r\nkeyspace_hits:%d\r\nkeyspace_misses:%d\r\n", s.store.Mem.Evicted(), hits, misses)
 	ps, tr := s.infoPubSubStats()
 	b.WriteString(ps)
 	b.WriteString(tr)

@@ -234,6 +234,8 @@ func (s *Server) applyConfig(name, value string) {
 		}
 	case "tracking-table-max-keys":
 		s.hub.Tracking.SetMaxKeys(n)
+	case "maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity", "lfu-log-factor", "lfu-decay-time":
+		s.applyMemoryConfig(name, value, n)
 	}
 }
 
@@ -423,6 +425,7 @@ func (s *Server) Close() error {
 	s.beginClose()
 	s.finishOnce.Do(func() {
 		s.wg.Wait()
+		s.store.Mem.Close() // the maxmemory heap sampler
 		if s.aof != nil {
 			// Every client and background task has stopped: what they appended is final.
 			if err := s.aof.close(); err != nil {

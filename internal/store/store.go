@@ -301,6 +301,10 @@ type Shard struct {
 	// expiry cycle to skip idle shards.
 	pending atomic.Int64
 
+	// volatile counts the keys with an expiry, so that the volatile-* eviction policies
+	// sample only shards that have some and know when nothing is evictable.
+	volatile int
+
 	// Counters, updated under the lock and summed by INFO.
 	ExpiredKeys   int64
 	Hits, Misses  int64
@@ -337,10 +341,10 @@ type Store struct {
 	// OnExpire, when set, is called under the shard lock for each key the server deletes
 	// because it expired (lazily or actively); persistence and replication hook in here.
 	OnExpire func(db int, key string)
-	// OnEvict is the hook for keys deleted to free memory (maxmemory eviction, which HotKV
-	// does not do yet). The eviction code must call it under the shard lock for each key it
-	// deletes, after the deletion, and touch WATCH (Watches.Touch) as expire does: the
-	// server hangs the "evicted" keyspace event and client-side caching's invalidation on it.
+	// OnEvict is the hook for keys deleted to free memory (maxmemory eviction, evict.go). The
+	// eviction code calls it under the shard lock for each key it deletes, after the deletion,
+	// and touches WATCH (Watches.Touch) as expire does: the server hangs the "evicted"
+	// keyspace event and client-side caching's invalidation on it, and the journal a DEL.
 	OnEvict func(db int, key string)
 	// KeyEvents raises the keyspace events that only the store sees (a key created, a read
 	// missing a key).
@@ -354,6 +358,9 @@ type Store struct {
 	// Journal, when set, receives the effect of every write (internal/command/effects.go lists
 	// them). It is nil when nothing consumes effects, and writers then skip building them.
 	Journal Journal
+
+	// Mem is the memory limit and its eviction policy (evict.go).
+	Mem Memory
 
 	// Limiters are the named RATELIMIT limiters. They belong to the dataset (snapshots hold
 	// them, FLUSHALL drops them) but to no database (spec §8.1).
@@ -374,6 +381,10 @@ func New(numDBs, shardsPerDB int, clk clock.Clock) *Store {
 		st.shift = 64
 	}
 	st.snapCut.Store(snapshotIdle)
+	// Redis's defaults until the config says otherwise (maxmemory-samples and the LFU knobs).
+	st.Mem.SetSamples(5)
+	st.Mem.SetTenacity(10)
+	st.Mem.SetLFU(10, 1)
 	st.dbs = make([]*DB, numDBs)
 	for i := range st.dbs {
 		st.dbs[i] = &DB{ID: i, store: st, shards: make([]Shard, n)}
@@ -451,18 +462,20 @@ func (db *DB) LookupRead(key []byte, now int64) *Entry {
 		return nil
 	}
 	s.Hits++
-	e.touch(now)
+	db.store.touch(e, now)
 	return e
 }
 
 const lruMask = 1<<24 - 1
 
-func (e *Entry) touch(now int64) {
-	freq := e.lru >> 24
-	if freq < 255 {
-		freq++
+// touch records an access: under an LFU policy the decayed, logarithmically incremented
+// counter (evict.go), otherwise the LRU clock, as Redis's updateLFU and LRU_CLOCK do.
+func (st *Store) touch(e *Entry, now int64) {
+	if st.Mem.lfu.Load() {
+		st.Mem.lfuTouch(e, now)
+		return
 	}
-	e.lru = freq<<24 | uint32(now/1000)&lruMask
+	e.lru = e.lru&^lruMask | uint32(now/1000)&lruMask
 }
 
 // SetIdle makes the key look last accessed secs seconds before now (RESTORE ... IDLETIME).
@@ -500,7 +513,7 @@ func (db *DB) Set(key []byte, v Value, expireAt int64, keepTTL bool, now int64) 
 	}
 	if e == nil {
 		e = s.dict.insert(key, h)
-		e.lru = uint32(now/1000) & lruMask
+		e.lru = db.store.Mem.initialLRU(now)
 		keepTTL = false
 		if db.store.KeyEvents.on.Load()&KeyEventNew != 0 {
 			db.store.KeyEvents.Fn(db.ID, key, KeyEventNew)
@@ -550,6 +563,9 @@ func (db *DB) Remove(e *Entry) {
 
 // remove unlinks e from the table and from the field wheel's bookkeeping.
 func (s *Shard) remove(e *Entry) {
+	if e.expireAt != 0 {
+		s.volatile--
+	}
 	if s.fieldAt != nil {
 		delete(s.fieldAt, e.self)
 	}
@@ -558,7 +574,7 @@ func (s *Shard) remove(e *Entry) {
 
 // SetExpire sets e's absolute expiry (0 removes it). Caller holds the lock.
 func (db *DB) SetExpire(e *Entry, at int64) {
-	if at != 0 && e.wheelAt != 0 && int64(e.wheelAt) <= at/1000 {
+	if at != 0 && e.expireAt != 0 && e.wheelAt != 0 && int64(e.wheelAt) <= at/1000 {
 		// The expiry moved later than a pending registration (every allowed GCRA call):
 		// that visit will re-file the key, so neither the shard nor its wheel is needed.
 		e.expireAt = at
@@ -635,6 +651,7 @@ func (s *Shard) reset() {
 	s.wheel = wheel{}
 	s.fields, s.fieldAt = wheel{}, nil
 	s.pending.Store(0)
+	s.volatile = 0
 }
 
 // SwapWith exchanges the contents of shard i of db and other; both must be locked.
@@ -643,6 +660,7 @@ func (s *Shard) SwapWith(o *Shard) {
 	s.wheel, o.wheel = o.wheel, s.wheel
 	s.fields, o.fields = o.fields, s.fields
 	s.fieldAt, o.fieldAt = o.fieldAt, s.fieldAt
+	s.volatile, o.volatile = o.volatile, s.volatile
 	p := s.pending.Load()
 	s.pending.Store(o.pending.Load())
 	o.pending.Store(p)

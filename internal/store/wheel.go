@@ -42,6 +42,13 @@ func (w *wheel) add(sec int64, idx int32) {
 
 // setExpire sets e's expiry and files it in the wheel when needed.
 func (s *Shard) setExpire(e *Entry, at int64) {
+	if (e.expireAt == 0) != (at == 0) {
+		if at != 0 {
+			s.volatile++
+		} else {
+			s.volatile--
+		}
+	}
 	e.expireAt = at
 	if at == 0 {
 		return // a pending registration finds no expiry and is dropped
