@@ -557,7 +557,7 @@ func fcallGeneric(c *Ctx, ro bool) {
 	s.fvmMu.Lock()
 	vm := s.functionVM()
 	s.fvmMu.Unlock()
-	r := &running{vm: vm, client: c.Client, name: f.f.Name}
+	r := &running{vm: vm, client: c.Client, name: f.f.Name, flags: f.f.Flags}
 	runScript(c, s, r, f.lib.allDBs, readOnly, func(run *script.Run, w *resp.Writer) script.Reply {
 		// Functions share one state: the lock is taken after the shards (the lock order).
 		s.fvmMu.Lock()

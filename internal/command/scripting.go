@@ -116,6 +116,11 @@ type running struct {
 	mu     sync.Mutex
 	wrote  bool
 	killed bool
+	// flags are the script's or function's flags (allow-oom, no-writes, eval compatibility);
+	// oom records that the server was over maxmemory when it started (Redis's
+	// pre_command_oom_state), which refuses its first write of a denyoom command.
+	flags script.Flags
+	oom   bool
 }
 
 // startWrite records that the script is about to write; false when it was killed first.
@@ -365,7 +370,7 @@ func evalGeneric(c *Ctx, bySHA, ro bool) {
 		return
 	}
 	readOnly := ro || (!compat && e.flags&script.FlagNoWrites != 0)
-	r := &running{client: c.Client, eval: true, name: e.sha}
+	r := &running{client: c.Client, eval: true, name: e.sha, flags: e.flags}
 	runScript(c, s, r, e.allDBs, readOnly, func(run *script.Run, w *resp.Writer) script.Reply {
 		return r.vm.Eval(run, e.proto, keys, args, e.sha, w)
 	})
@@ -383,6 +388,9 @@ type scriptRun struct {
 	r      *running
 	ro     bool
 	allDBs bool
+	// caller is the context of the EVAL or FCALL, for client-side caching: a read inside the
+	// script tracks the script's declared keys for its caller.
+	caller *Ctx
 }
 
 var scriptRunPool = sync.Pool{New: func() any { return new(scriptRun) }}
@@ -390,6 +398,15 @@ var scriptRunPool = sync.Pool{New: func() any { return new(scriptRun) }}
 // runScript locks what the script needs, runs it through call, journals its effects as one
 // block and writes its reply to the caller.
 func runScript(c *Ctx, s *Scripting, r *running, allDBs, readOnly bool, call func(*script.Run, *resp.Writer) script.Reply) {
+	if lim := c.Store.Mem.Limit(); lim > 0 && c.Store.Mem.Used() > lim {
+		r.oom = true
+		// Redis's scriptPrepareForRun: a script with flags that may write and lacks allow-oom
+		// is refused whole while the server is over maxmemory.
+		if r.flags&script.FlagEvalCompat == 0 && r.flags&(script.FlagAllowOOM|script.FlagNoWrites) == 0 {
+			c.Error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'")
+			return
+		}
+	}
 	if !c.allLocked {
 		if allDBs {
 			dbs := make([]int, c.Store.NumDBs())
@@ -412,6 +429,7 @@ func runScript(c *Ctx, s *Scripting, r *running, allDBs, readOnly bool, call fun
 	sr.r = r
 	sr.ro = readOnly
 	sr.allDBs = allDBs || c.allLocked
+	sr.caller = c
 	sr.client = Client{ID: c.Client.ID, DB: c.Client.DB, User: c.Client.User, ACLUser: c.Client.ACLUser,
 		Authenticated: true, Flags: "N", Addr: c.Client.Addr, LAddr: c.Client.LAddr}
 	sr.w = resp.Writer{Buf: sr.w.Buf[:0], Proto: 2}
@@ -445,7 +463,7 @@ func runScript(c *Ctx, s *Scripting, r *running, allDBs, readOnly bool, call fun
 	}
 	sr.sc = Ctx{effArgs: sr.sc.effArgs[:0], effNum: sr.sc.effNum[:0]}
 	sr.run.Host = nil
-	sr.r, sr.t = nil, nil
+	sr.r, sr.t, sr.caller = nil, nil, nil
 	if cap(sr.w.Buf) > 64<<10 {
 		sr.w.Buf = nil
 	}
@@ -512,6 +530,11 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	if !sr.allDBs && crossDBCommand(cmd) {
 		return nil, sr.refuse(cmd, "This Redis command reaches other databases and must be named literally in the script's source, so that the script locks every database (HotKV chooses a script's locks when it compiles it)")
 	}
+	if flags&FlagDenyOOM != 0 && sr.r.oom && !sr.r.wrote && sr.r.flags&script.FlagAllowOOM == 0 {
+		// Redis's scriptVerifyOOM: over maxmemory at the start, a script may not begin to
+		// write with a command that can grow memory (once it has written, it must finish).
+		return nil, sr.refuse(cmd, "OOM command not allowed when used memory > 'maxmemory'.")
+	}
 	if flags&FlagWrite != 0 && !sr.r.wrote && !sr.r.startWrite() {
 		// Killed just now: the kill error surfaces at the script's next instruction.
 		return nil, "Script killed by user with SCRIPT KILL..."
@@ -525,6 +548,11 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 		sc.tx.mute = sr.run.Repl == script.ReplNone
 	}
 	t.run(sc, cmd)
+	if flags&FlagReadOnly != 0 && sr.caller != nil {
+		// Redis 7.0's call(): a read-only command run by a script remembers, for a tracking
+		// caller, the keys the script declared (EVAL_RO and FCALL_RO alike).
+		sr.caller.TrackScriptRead(sr.caller.Cmd, sr.caller.Args)
+	}
 	if sc.Blocked != nil {
 		// A script cannot wait. Redis refuses blocking forms inside scripts up front (XREAD
 		// BLOCK checks for it; BLPOP and the like are noscript); a command that blocked
