@@ -704,10 +704,17 @@ func (t *Table) busyCheck(c *Ctx, cmd *Command) bool {
 		return true
 	}
 	if msg := s.busyError(c.Client); msg != "" {
+		cmd.RejectedCalls.Add(1)
+		if cmd.Name == "exec" && cmd.parent == nil && c.Client.multi.active {
+			// Redis's rejectCommand: a rejected EXEC discards the transaction and says why.
+			c.Client.multi = multiState{}
+			c.Store.Watches.Unwatch(&c.Client.watch)
+			c.Error("EXECABORT Transaction discarded because of: " + msg)
+			return false
+		}
 		if c.Client.multi.active {
 			c.Client.multi.dirty = true
 		}
-		cmd.RejectedCalls.Add(1)
 		c.Error(msg)
 		return false
 	}

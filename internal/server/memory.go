@@ -9,6 +9,10 @@ func (s *Server) applyMemoryConfig(name, value string, n int64) {
 	switch name {
 	case "maxmemory":
 		m.SetLimit(n)
+		if n > 0 {
+			// As Redis's updateMaxmemory: a lower limit evicts at once, not at the next write.
+			s.store.PerformEvictions(s.clock.NowMs())
+		}
 	case "maxmemory-policy":
 		p, _ := store.ParsePolicy(value)
 		m.SetPolicy(p)
