@@ -659,3 +659,13 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100_000, "ns/key")
 }
+
+// The snapshot writer numbers aggregate records as the store's kinds.
+func TestRecordTypesAreKinds(t *testing.T) {
+	for k, rt := range map[store.Kind]RecordType{store.KindList: TypeList, store.KindSet: TypeSet,
+		store.KindZSet: TypeZSet, store.KindHash: TypeHash, store.KindStream: TypeStream} {
+		if RecordType(k) != rt {
+			t.Fatalf("kind %v is record type %v, not %v", k, RecordType(k), rt)
+		}
+	}
+}

@@ -85,36 +85,14 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 			} else {
 				enc.StringRaw(db, key, e.ExpireAt(), e.Val.Bytes())
 			}
-		case store.KindList:
+		case store.KindList, store.KindSet, store.KindZSet, store.KindHash, store.KindStream:
+			// Aggregates are encoded by their type (store.Payloader); the record types are
+			// numbered as the kinds.
 			if payload = e.Payload(payload[:0]); payload == nil {
-				visitErr = fmt.Errorf("snapshots cannot hold this list value (key %q in db %d)", e.Key(), db)
+				visitErr = fmt.Errorf("snapshots cannot hold this %s value (key %q in db %d)", e.Val.Kind.TypeName(), e.Key(), db)
 				return false
 			}
-			enc.Record(TypeList, db, key, e.ExpireAt(), payload)
-		case store.KindSet:
-			if payload = e.Payload(payload[:0]); payload == nil {
-				visitErr = fmt.Errorf("snapshots cannot hold this set value (key %q in db %d)", e.Key(), db)
-				return false
-			}
-			enc.Record(TypeSet, db, key, e.ExpireAt(), payload)
-		case store.KindZSet:
-			if payload = e.Payload(payload[:0]); payload == nil {
-				visitErr = fmt.Errorf("snapshots cannot hold this sorted set value (key %q in db %d)", e.Key(), db)
-				return false
-			}
-			enc.Record(TypeZSet, db, key, e.ExpireAt(), payload)
-		case store.KindHash:
-			if payload = e.Payload(payload[:0]); payload == nil {
-				visitErr = fmt.Errorf("snapshots cannot hold this hash value (key %q in db %d)", e.Key(), db)
-				return false
-			}
-			enc.Record(TypeHash, db, key, e.ExpireAt(), payload)
-		case store.KindStream:
-			if payload = e.Payload(payload[:0]); payload == nil {
-				visitErr = fmt.Errorf("snapshots cannot hold this stream value (key %q in db %d)", e.Key(), db)
-				return false
-			}
-			enc.Record(TypeStream, db, key, e.ExpireAt(), payload)
+			enc.Record(RecordType(e.Val.Kind), db, key, e.ExpireAt(), payload)
 		default:
 			visitErr = fmt.Errorf("snapshots cannot hold %s values yet (key %q in db %d)", e.Val.Kind.TypeName(), e.Key(), db)
 			return false
@@ -252,110 +230,20 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				return stats, d.Corrupt(rec.Offset, "function library %q: %v", truncate(rec.Key), err)
 			}
 			stats.Functions++
-		case TypeString:
+		case TypeString, TypeList, TypeSet, TypeZSet, TypeHash, TypeStream:
 			if rec.DB >= st.NumDBs() {
 				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
 					rec.DB, st.NumDBs(), rec.DB+1)
 			}
-			isInt, n, raw, err := ParseString(rec)
+			v, empty, err := keyValue(rec, now)
 			if err != nil {
 				return stats, d.Corrupt(rec.Offset, "%v", err)
 			}
-			if rec.ExpireAt != 0 && now > rec.ExpireAt {
+			if empty || (rec.ExpireAt != 0 && now > rec.ExpireAt) {
 				stats.Expired++
 				continue
-			}
-			v := store.Value{Kind: store.KindString, IsInt: true, Int: n}
-			if !isInt {
-				v = store.BytesValue(bytes.Clone(raw))
 			}
 			if !st.DB(rec.DB).Restore(rec.Key, v, rec.ExpireAt, now) {
-				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
-			}
-			stats.Keys++
-		case TypeList:
-			if rec.DB >= st.NumDBs() {
-				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
-					rec.DB, st.NumDBs(), rec.DB+1)
-			}
-			l, err := types.ListFromPayload(rec.Body)
-			if err != nil {
-				return stats, d.Corrupt(rec.Offset, "LIST: %v", err)
-			}
-			if rec.ExpireAt != 0 && now > rec.ExpireAt {
-				stats.Expired++
-				continue
-			}
-			if !st.DB(rec.DB).Restore(rec.Key, l.Value(), rec.ExpireAt, now) {
-				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
-			}
-			stats.Keys++
-		case TypeSet:
-			if rec.DB >= st.NumDBs() {
-				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
-					rec.DB, st.NumDBs(), rec.DB+1)
-			}
-			s, err := types.SetFromPayload(rec.Body)
-			if err != nil {
-				return stats, d.Corrupt(rec.Offset, "SET: %v", err)
-			}
-			if rec.ExpireAt != 0 && now > rec.ExpireAt {
-				stats.Expired++
-				continue
-			}
-			if !st.DB(rec.DB).Restore(rec.Key, s.Value(), rec.ExpireAt, now) {
-				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
-			}
-			stats.Keys++
-		case TypeZSet:
-			if rec.DB >= st.NumDBs() {
-				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
-					rec.DB, st.NumDBs(), rec.DB+1)
-			}
-			z, err := types.ZSetFromPayload(rec.Body)
-			if err != nil {
-				return stats, d.Corrupt(rec.Offset, "ZSET: %v", err)
-			}
-			if rec.ExpireAt != 0 && now > rec.ExpireAt {
-				stats.Expired++
-				continue
-			}
-			if !st.DB(rec.DB).Restore(rec.Key, z.Value(), rec.ExpireAt, now) {
-				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
-			}
-			stats.Keys++
-		case TypeHash:
-			if rec.DB >= st.NumDBs() {
-				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
-					rec.DB, st.NumDBs(), rec.DB+1)
-			}
-			h, err := types.HashFromPayload(rec.Body)
-			if err != nil {
-				return stats, d.Corrupt(rec.Offset, "HASH: %v", err)
-			}
-			// Fields whose TTL passed are not loaded; a hash left with none is an expired key.
-			if h.ExpireFields(now, nil); h.Len() == 0 || (rec.ExpireAt != 0 && now > rec.ExpireAt) {
-				stats.Expired++
-				continue
-			}
-			if !st.DB(rec.DB).Restore(rec.Key, h.Value(), rec.ExpireAt, now) {
-				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
-			}
-			stats.Keys++
-		case TypeStream:
-			if rec.DB >= st.NumDBs() {
-				return stats, d.Corrupt(rec.Offset, "key in database %d, but this server has %d databases (start it with databases %d or more)",
-					rec.DB, st.NumDBs(), rec.DB+1)
-			}
-			x, err := types.StreamFromPayload(rec.Body)
-			if err != nil {
-				return stats, d.Corrupt(rec.Offset, "STREAM: %v", err)
-			}
-			if rec.ExpireAt != 0 && now > rec.ExpireAt {
-				stats.Expired++
-				continue
-			}
-			if !st.DB(rec.DB).Restore(rec.Key, store.ObjValue(store.KindStream, x), rec.ExpireAt, now) {
 				return stats, d.Corrupt(rec.Offset, "duplicate key %q in database %d", truncate(rec.Key), rec.DB)
 			}
 			stats.Keys++
@@ -471,4 +359,53 @@ func truncate(b []byte) string {
 		return string(b[:64]) + "..."
 	}
 	return string(b)
+}
+
+// keyValue decodes the value of a key record at time now. empty reports a value with nothing
+// left to load: a hash whose field TTLs have all passed, which is an expired key.
+func keyValue(rec *Record, now int64) (v store.Value, empty bool, err error) {
+	switch rec.Type {
+	case TypeString:
+		isInt, n, raw, err := ParseString(rec)
+		if err != nil {
+			return v, false, err
+		}
+		if isInt {
+			return store.Value{Kind: store.KindString, IsInt: true, Int: n}, false, nil
+		}
+		return store.BytesValue(bytes.Clone(raw)), false, nil
+	case TypeList:
+		l, err := types.ListFromPayload(rec.Body)
+		if err != nil {
+			return v, false, fmt.Errorf("LIST: %v", err)
+		}
+		return l.Value(), false, nil
+	case TypeSet:
+		s, err := types.SetFromPayload(rec.Body)
+		if err != nil {
+			return v, false, fmt.Errorf("SET: %v", err)
+		}
+		return s.Value(), false, nil
+	case TypeZSet:
+		z, err := types.ZSetFromPayload(rec.Body)
+		if err != nil {
+			return v, false, fmt.Errorf("ZSET: %v", err)
+		}
+		return z.Value(), false, nil
+	case TypeHash:
+		h, err := types.HashFromPayload(rec.Body)
+		if err != nil {
+			return v, false, fmt.Errorf("HASH: %v", err)
+		}
+		// Fields whose TTL passed are not loaded.
+		h.ExpireFields(now, nil)
+		return h.Value(), h.Len() == 0, nil
+	case TypeStream:
+		x, err := types.StreamFromPayload(rec.Body)
+		if err != nil {
+			return v, false, fmt.Errorf("STREAM: %v", err)
+		}
+		return store.ObjValue(store.KindStream, x), false, nil
+	}
+	return v, false, fmt.Errorf("record type %v holds no key", rec.Type)
 }
