@@ -54,31 +54,9 @@ func parseZiplist(z []byte) (elems [][]byte, ok bool) {
 			}
 			data, p = slice(z, p+5, int(binary.BigEndian.Uint32(z[p+1:])), end)
 			isInt = false
-		case b == 0xC0:
-			data, p = slice(z, p+1, 2, end)
-			if data != nil {
-				n = int64(int16(binary.LittleEndian.Uint16(data)))
-			}
-		case b == 0xD0:
-			data, p = slice(z, p+1, 4, end)
-			if data != nil {
-				n = int64(int32(binary.LittleEndian.Uint32(data)))
-			}
-		case b == 0xE0:
-			data, p = slice(z, p+1, 8, end)
-			if data != nil {
-				n = int64(binary.LittleEndian.Uint64(data))
-			}
-		case b == 0xF0:
-			data, p = slice(z, p+1, 3, end)
-			if data != nil {
-				n = int64(int32(uint32(data[0])<<8|uint32(data[1])<<16|uint32(data[2])<<24) >> 8)
-			}
-		case b == 0xFE:
-			data, p = slice(z, p+1, 1, end)
-			if data != nil {
-				n = int64(int8(data[0]))
-			}
+		case b == 0xC0 || b == 0xD0 || b == 0xE0 || b == 0xF0 || b == 0xFE:
+			data, p = slice(z, p+1, zipIntWidth(b), end)
+			n = leInt(data)
 		case b >= 0xF1 && b <= 0xFD:
 			n, p, data = int64(b&0x0F)-1, p+1, []byte{}
 		default:
@@ -97,6 +75,35 @@ func parseZiplist(z []byte) (elems [][]byte, ok bool) {
 		return nil, false
 	}
 	return elems, true
+}
+
+// zipIntWidth is the size of a ziplist integer entry's data by its encoding byte: int16, int32,
+// int64, int24, int8.
+func zipIntWidth(b byte) int {
+	switch b {
+	case 0xC0:
+		return 2
+	case 0xD0:
+		return 4
+	case 0xE0:
+		return 8
+	case 0xF0:
+		return 3
+	}
+	return 1
+}
+
+// leInt reads a little-endian signed integer of 1, 2, 3, 4 or 8 bytes (0 for nil).
+func leInt(b []byte) int64 {
+	var u uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(b[i])
+	}
+	if n := uint(len(b)); n > 0 && n < 8 {
+		shift := 64 - 8*n
+		return int64(u<<shift) >> shift // sign-extend
+	}
+	return int64(u)
 }
 
 // slice returns z[at:at+n] and the position after it, or nil when it passes end.
@@ -149,26 +156,9 @@ func parseListpack(l []byte) (elems [][]byte, ok bool) {
 			}
 			data, p = slice(l, p+5, int(binary.LittleEndian.Uint32(l[p+1:])), end)
 			isInt = false
-		case b == 0xF1:
-			data, p = slice(l, p+1, 2, end)
-			if data != nil {
-				n = int64(int16(binary.LittleEndian.Uint16(data)))
-			}
-		case b == 0xF2:
-			data, p = slice(l, p+1, 3, end)
-			if data != nil {
-				n = int64(int32(uint32(data[0])<<8|uint32(data[1])<<16|uint32(data[2])<<24) >> 8)
-			}
-		case b == 0xF3:
-			data, p = slice(l, p+1, 4, end)
-			if data != nil {
-				n = int64(int32(binary.LittleEndian.Uint32(data)))
-			}
-		case b == 0xF4:
-			data, p = slice(l, p+1, 8, end)
-			if data != nil {
-				n = int64(binary.LittleEndian.Uint64(data))
-			}
+		case b >= 0xF1 && b <= 0xF4: // 16, 24, 32 and 64-bit integers
+			data, p = slice(l, p+1, [...]int{2, 3, 4, 8}[b-0xF1], end)
+			n = leInt(data)
 		default:
 			return nil, false
 		}
