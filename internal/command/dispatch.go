@@ -151,7 +151,7 @@ func (t *Table) run(c *Ctx, cmd *Command) {
 			c.touchWritten(cmd)
 		}
 	}
-	if c.Client.tracking && cmd.Flags&FlagReadOnly != 0 {
+	if c.Client.tracking && cmd.Flags&FlagReadOnly != 0 && !roScript(cmd) {
 		c.trackRead(cmd)
 	}
 	end := nanotime()

@@ -68,6 +68,16 @@ func (c *Ctx) trackingFlushed() {
 	}
 }
 
+// roScript reports EVAL_RO, EVALSHA_RO and FCALL_RO: read-only commands whose keys Redis's
+// call() does not track itself; the reads their scripts run track the declared keys instead.
+func roScript(cmd *Command) bool {
+	switch cmd.Name {
+	case "eval_ro", "evalsha_ro", "fcall_ro":
+		return cmd.parent == nil
+	}
+	return false
+}
+
 // trackRead remembers the keys a read-only command read, for a connection tracking in the
 // default mode (Redis's trackingRememberKeys): not in BCAST mode, and in OPTIN (OPTOUT) mode
 // only right after CLIENT CACHING YES (unless after CLIENT CACHING NO).
@@ -76,8 +86,8 @@ func (c *Ctx) trackRead(cmd *Command) { c.trackKeys(cmd, c.Args) }
 // TrackScriptRead is the scripting engine's hook: when a script this connection runs executes
 // a read-only command, Redis 7.0 remembers the keys the script declared (the key arguments of
 // EVAL, EVALSHA or FCALL), not those the inner command read, for client-side caching. Call it
-// with the script command and its arguments, unless it is EVAL_RO, EVALSHA_RO or FCALL_RO,
-// which Redis leaves to their inner commands; the inner command itself should then not be
+// with the script command and its arguments (EVAL_RO, EVALSHA_RO and FCALL_RO included: the
+// dispatcher does not track those itself, roScript); the inner command itself should not be
 // tracked on its own (run it with a Ctx whose Client does not track).
 func (c *Ctx) TrackScriptRead(script *Command, args [][]byte) {
 	if c.Client.tracking {

@@ -165,6 +165,9 @@ func (s *Server) infoMemory(b *strings.Builder) {
 		ratio = float64(rss) / float64(used)
 	}
 	fmt.Fprintf(b, "mem_fragmentation_ratio:%.2f\r\ngc_cycles:%d\r\nmem_allocator:go-%s\r\n", ratio, samples[2].Value.Uint64(), runtime.Version())
+	// Redis frees large values in a background thread (lazyfree) and counts them here; HotKV
+	// drops references and the garbage collector frees them, so nothing is ever pending.
+	b.WriteString("lazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n")
 }
 
 func (s *Server) infoStats(b *strings.Builder, held bool) {
