@@ -46,7 +46,7 @@ bench:
 redis-tests:
 	bash scripts/redis-tests.sh $(REDISTESTARGS)
 
-## ratelimit-libs: the Redis test suites of redis_rate and ulule/limiter, unchanged, against Redis 7 and HotKV (part of `make test`)
+## ratelimit-libs: redis_rate and ulule/limiter Redis suites (unchanged) and a rate-limiter-flexible check, against Redis 7 and HotKV (part of `make test`)
 ratelimit-libs:
 	bash scripts/ratelimit-libs.sh
 

@@ -10,7 +10,10 @@
 #   - github.com/go-redis/redis_rate/v10 (GCRA in a Lua script; its tests dial :6379)
 #   - github.com/ulule/limiter/v3, its Redis store (a Lua script; REDIS_URI)
 # rate-limiter-flexible (npm) ships no tests in its registry package (checked for 2.4 to 11.4),
-# and its repository cannot be fetched from here, so there is no suite of it to run.
+# and its repository cannot be fetched from here, so its suite cannot run; instead
+# scripts/ratelimit-libs/flexible.js drives its RateLimiterRedis (installed from npm, with
+# ioredis) through consume, penalty, reward, get, set, block, delete and blockDuration, and
+# HotKV must answer every step as Redis does.
 #
 # Both servers serve on 127.0.0.1:6379, which redis_rate's tests hard-code, so that port must be
 # free. Exit status: 0 when HotKV passed everything Redis passed, 1 when not, 2 when the harness
@@ -36,6 +39,9 @@ cd "$WORK/go"
 [ -f go.mod ] || go mod init hotkv.local/ratelimit-libs >/dev/null 2>&1
 # -t brings the libraries' test dependencies too.
 go get -t "${SUITES[@]}" >/dev/null 2>&1 || go get -t "${SUITES[@]}" || die "go get failed"
+mkdir -p "$WORK/node"
+(cd "$WORK/node" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+    npm install --no-audit --no-fund rate-limiter-flexible@11.4.0 ioredis@5 >/dev/null) || die "npm install failed"
 
 pid=
 stop() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; pid=; true; }
@@ -56,6 +62,8 @@ run() {
     for s in "${SUITES[@]}"; do
         REDIS_URI="redis://127.0.0.1:$PORT/0" go test -count=1 -v "${s%@*}" >>"$WORK/$1.log" 2>&1 || true
     done
+    PORT=$PORT NODE_PATH="$WORK/node/node_modules" node "$ROOT/scripts/ratelimit-libs/flexible.js" \
+        >"$WORK/$1-flexible.txt" 2>&1 || true
     stop
 }
 run redis
@@ -73,6 +81,15 @@ while read -r line; do
 done < <(grep -hE '^\s*--- (PASS|FAIL|SKIP): ' "$WORK/redis.log" "$WORK/hotkv.log" | sed -E 's/ \([0-9.]+s\)$//' | sort -u -k3,3)
 grep -E '^(ok|FAIL)\s' "$WORK/redis.log" | sed 's/^/redis: /'
 grep -E '^(ok|FAIL)\s' "$WORK/hotkv.log" | sed 's/^/hotkv: /'
+grep -q '^consume 0: points=1 ' "$WORK/redis-flexible.txt" ||
+    die "rate-limiter-flexible did not run against Redis: $(head -3 "$WORK/redis-flexible.txt")"
+if diff "$WORK/redis-flexible.txt" "$WORK/hotkv-flexible.txt" >/dev/null; then
+    echo "rate-limiter-flexible: $(wc -l <"$WORK/redis-flexible.txt") steps, HotKV answers every one as Redis"
+else
+    echo "rate-limiter-flexible: HotKV differs from Redis:"
+    diff "$WORK/redis-flexible.txt" "$WORK/hotkv-flexible.txt" || true
+    failed=1
+fi
 if [ "$failed" -ne 0 ]; then
     echo "ratelimit-libs: HotKV failed tests that Redis passes (logs: $WORK/{redis,hotkv}.log)"
     exit 1
