@@ -533,7 +533,7 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	if flags&FlagDenyOOM != 0 && sr.r.oom && !sr.r.wrote && sr.r.flags&script.FlagAllowOOM == 0 {
 		// Redis's scriptVerifyOOM: over maxmemory at the start, a script may not begin to
 		// write with a command that can grow memory (once it has written, it must finish).
-		return nil, sr.refuse(cmd, "OOM command not allowed when used memory > 'maxmemory'.")
+		return nil, sr.refuse(cmd, "-"+errOOM) // "-": the error keeps its OOM code
 	}
 	if flags&FlagWrite != 0 && !sr.r.wrote && !sr.r.startWrite() {
 		// Killed just now: the kill error surfaces at the script's next instruction.
@@ -580,16 +580,20 @@ func (sr *scriptRun) refuse(cmd *Command, msg string) string {
 	return msg
 }
 
-// CommandExists implements script.Host for redis.acl_check_cmd.
-func (sr *scriptRun) CommandExists(args [][]byte) bool {
+// ACLCheckCmd implements script.Host for redis.acl_check_cmd: whether the command exists, and
+// whether the script's user may run it with these arguments.
+func (sr *scriptRun) ACLCheckCmd(args [][]byte) (exists, allowed bool) {
 	cmd := sr.t.Lookup(args[0])
 	if cmd == nil {
-		return false
+		return false, false
 	}
 	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
-		return cmd.subByName[strings.ToLower(string(args[1]))] != nil
+		if cmd = cmd.subByName[strings.ToLower(string(args[1]))]; cmd == nil {
+			return false, false
+		}
 	}
-	return true
+	reason, _ := sr.sc.ACLCheck(cmd, args)
+	return true, reason == acl.Allowed
 }
 
 // Log implements script.Host for redis.log.

@@ -183,6 +183,11 @@ parse:
 		more := len(c.Args) - i - 1
 		switch {
 		case c.ArgIs(i, "block") && more > 0:
+			if c.inScript {
+				// Redis refuses BLOCK from scripts up front, naming the command as called.
+				c.Error("ERR " + string(c.Args[0]) + " command is not allowed with BLOCK option from scripts")
+				return
+			}
 			i++
 			t, ok := resp.ParseInt(c.Args[i])
 			if !ok {

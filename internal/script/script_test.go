@@ -26,8 +26,8 @@ func (h *fakeHost) Call(args [][]byte, proto int) ([]byte, string) {
 	}
 	return nil, "Unknown Redis command called from script"
 }
-func (h *fakeHost) CommandExists(args [][]byte) bool { return true }
-func (h *fakeHost) Log(level int, msg string)        { h.logs = append(h.logs, msg) }
+func (h *fakeHost) ACLCheckCmd(args [][]byte) (bool, bool) { return true, true }
+func (h *fakeHost) Log(level int, msg string)              { h.logs = append(h.logs, msg) }
 
 func eval(t *testing.T, vm *VM, h *fakeHost, src string, proto int) (string, Reply) {
 	t.Helper()

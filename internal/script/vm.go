@@ -20,8 +20,9 @@ type Host interface {
 	// wrong arity, not allowed from scripts or from a read-only script) returns refusal
 	// instead, the text of the error the script sees (without its "ERR " code).
 	Call(args [][]byte, proto int) (reply []byte, refusal string)
-	// CommandExists tells redis.acl_check_cmd whether args name a command.
-	CommandExists(args [][]byte) bool
+	// ACLCheckCmd tells redis.acl_check_cmd whether args name a command (exists) and whether
+	// the script's user may run it with those arguments (allowed).
+	ACLCheckCmd(args [][]byte) (exists, allowed bool)
 	// Log writes a redis.log line at Redis's level (0 debug ... 3 warning).
 	Log(level int, msg string)
 }
@@ -770,11 +771,11 @@ func (vm *VM) redisACLCheck(L *lua.LState) int {
 	if !ok {
 		L.Error(errorTable(L, "Lua redis lib command arguments must be strings or integers"), 0)
 	}
-	if !vm.run.Host.CommandExists(args) {
+	exists, allowed := vm.run.Host.ACLCheckCmd(args)
+	if !exists {
 		L.Error(errorTable(L, "Invalid command passed to redis.acl_check_cmd()"), 0)
 	}
-	// HotKV has one user with every permission: anything that exists is allowed.
-	L.Push(lua.LTrue)
+	L.Push(lua.LBool(allowed))
 	return 1
 }
 
