@@ -9,7 +9,7 @@
 # (git-ignored), never into the repo:
 #   - github.com/go-redis/redis_rate/v10 (GCRA in a Lua script; its tests dial :6379)
 #   - github.com/ulule/limiter/v3, its Redis store (a Lua script; REDIS_URI)
-# rate-limiter-flexible (npm) ships no tests in its registry package (checked for 2.4 to 11.4),
+# rate-limiter-flexible (npm) ships no tests in its registry package (checked: 2.4, 3.0, 4.0, 5.0, 11.4),
 # and its repository cannot be fetched from here, so its suite cannot run; instead
 # scripts/ratelimit-libs/flexible.js drives its RateLimiterRedis (installed from npm, with
 # ioredis) through consume, penalty, reward, get, set, block, delete and blockDuration, and
