@@ -10,7 +10,7 @@ FUZZTIME ?= 1000000x
 KEYS     ?= 1000000
 TTL      ?= 1s
 
-.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests ratelimit-libs
+.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests ratelimit-libs soak
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
@@ -45,6 +45,10 @@ bench:
 ## redis-tests: Redis's own TCL suite for the data types and scripting, HotKV vs Redis 7 in external mode; rewrites docs/compatibility.md (REDISTESTARGS go to scripts/redis-tests.sh: units, --server, --check PCT); not in `make test`
 redis-tests:
 	bash scripts/redis-tests.sh $(REDISTESTARGS)
+
+## soak: SOAKARGS go to hotkv-soak (10,000 connections, slow readers, a pipeline flood) against a fresh HotKV; not in `make test`
+soak:
+	bash scripts/soak.sh $(SOAKARGS)
 
 ## ratelimit-libs: redis_rate and ulule/limiter Redis suites (unchanged) and a rate-limiter-flexible check, against Redis 7 and HotKV (part of `make test`)
 ratelimit-libs:
