@@ -65,12 +65,22 @@ func parseZiplist(z []byte) (elems [][]byte, ok bool) {
 		if data == nil || p < 0 {
 			return nil, false
 		}
-		if isInt {
-			elems = append(elems, strconv.AppendInt(nil, n, 10))
-		} else {
-			elems = append(elems, append([]byte(nil), data...))
-		}
+		elems = append(elems, element(isInt, n, data))
 	}
+	return complete(elems, p, end, count)
+}
+
+// element is one decoded entry: an integer as decimal text, a string copied.
+func element(isInt bool, n int64, data []byte) []byte {
+	if isInt {
+		return strconv.AppendInt(nil, n, 10)
+	}
+	return append([]byte(nil), data...)
+}
+
+// complete checks that a container's entries ended exactly at its end byte and that their
+// number matches the header's (0xFFFF: too many to count there).
+func complete(elems [][]byte, p, end, count int) ([][]byte, bool) {
 	if p != end || (count != 0xFFFF && count != len(elems)) {
 		return nil, false
 	}
@@ -182,16 +192,9 @@ func parseListpack(l []byte) (elems [][]byte, ok bool) {
 		if p > end {
 			return nil, false
 		}
-		if isInt {
-			elems = append(elems, strconv.AppendInt(nil, n, 10))
-		} else {
-			elems = append(elems, append([]byte(nil), data...))
-		}
+		elems = append(elems, element(isInt, n, data))
 	}
-	if p != end || (count != 0xFFFF && count != len(elems)) {
-		return nil, false
-	}
-	return elems, true
+	return complete(elems, p, end, count)
 }
 
 // lzfDecompress expands LZF data (Redis's compressed RDB strings) that must come to exactly n
