@@ -729,6 +729,31 @@ func xlenCommand(c *Ctx) {
 	c.W.Int(int64(s.Len()))
 }
 
+// streamIDs parses every argument from first on as a stream ID into buf, replying the error
+// itself at the first bad one.
+func (c *Ctx) streamIDs(first int, buf []types.StreamID) ([]types.StreamID, bool) {
+	for i := first; i < len(c.Args); i++ {
+		id, ok := c.streamID(i)
+		if !ok {
+			return nil, false
+		}
+		buf = append(buf, id)
+	}
+	return buf, true
+}
+
+// countIDs applies fn to each ID and counts those it reports done (XDEL's deletions, XACK's
+// acknowledgements).
+func countIDs(ids []types.StreamID, fn func(types.StreamID) bool) int64 {
+	var n int64
+	for _, id := range ids {
+		if fn(id) {
+			n++
+		}
+	}
+	return n
+}
+
 func xdelCommand(c *Ctx) {
 	s, ok := streamWrite(c, c.Args[1])
 	if !ok {
@@ -740,20 +765,11 @@ func xdelCommand(c *Ctx) {
 	}
 	// Every ID is checked first: the command is all or nothing.
 	var buf [8]types.StreamID
-	ids := buf[:0]
-	for i := 2; i < len(c.Args); i++ {
-		id, ok := c.streamID(i)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := c.streamIDs(2, buf[:0])
+	if !ok {
+		return
 	}
-	var n int64
-	for _, id := range ids {
-		if s.Delete(id) {
-			n++
-		}
-	}
+	n := countIDs(ids, s.Delete)
 	c.Dirty(n)
 	if n > 0 {
 		c.notify(evStream, "xdel", c.Args[1])

@@ -164,20 +164,11 @@ func xackCommand(c *Ctx) {
 	}
 	// All IDs are checked first: the reply cannot be an error once some were acknowledged.
 	var buf [8]types.StreamID
-	ids := buf[:0]
-	for i := 3; i < len(c.Args); i++ {
-		id, ok := c.streamID(i)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := c.streamIDs(3, buf[:0])
+	if !ok {
+		return
 	}
-	var n int64
-	for _, id := range ids {
-		if g.Ack(id) {
-			n++
-		}
-	}
+	n := countIDs(ids, g.Ack)
 	c.Dirty(n)
 	c.W.Int(n)
 }
@@ -672,24 +663,7 @@ func xinfoStreamCommand(c *Ctx) {
 		w.BulkString("pel-count")
 		w.Int(int64(g.PendingLen()))
 		w.BulkString("pending")
-		pending := g.PendingLen()
-		if count > 0 {
-			pending = min(pending, int(count))
-		}
-		w.Array(pending)
-		k := 0
-		g.EachPending(func(p *types.NACK) bool {
-			if k == pending {
-				return false
-			}
-			k++
-			w.Array(4)
-			writeStreamID(w, p.ID)
-			w.BulkString(p.Consumer.Name)
-			w.Int(p.DeliveryTime)
-			w.Int(int64(p.DeliveryCount))
-			return true
-		})
+		writeFullPending(w, g.PendingLen(), count, g.EachPending, true)
 		w.BulkString("consumers")
 		w.Array(len(g.Consumers()))
 		for _, con := range g.Consumers() {
@@ -701,23 +675,7 @@ func xinfoStreamCommand(c *Ctx) {
 			w.BulkString("pel-count")
 			w.Int(int64(con.PendingLen()))
 			w.BulkString("pending")
-			cp := con.PendingLen()
-			if count > 0 {
-				cp = min(cp, int(count))
-			}
-			w.Array(cp)
-			k := 0
-			con.EachPending(func(p *types.NACK) bool {
-				if k == cp {
-					return false
-				}
-				k++
-				w.Array(3)
-				writeStreamID(w, p.ID)
-				w.Int(p.DeliveryTime)
-				w.Int(int64(p.DeliveryCount))
-				return true
-			})
+			writeFullPending(w, con.PendingLen(), count, con.EachPending, false)
 		}
 	}
 }
@@ -777,4 +735,32 @@ func xinfoConsumersCommand(c *Ctx) {
 		c.W.BulkString("idle")
 		c.W.Int(max(c.Now-con.SeenTime, 0))
 	}
+}
+
+// writeFullPending is an XINFO STREAM FULL pending list: at most count (0: all) of the n
+// entries each walks, as [id, consumer, delivery time, count] for a group (withConsumer) or
+// [id, delivery time, count] for a consumer.
+func writeFullPending(w *resp.Writer, n int, count int64, each func(func(*types.NACK) bool), withConsumer bool) {
+	if count > 0 {
+		n = min(n, int(count))
+	}
+	w.Array(n)
+	k := 0
+	each(func(p *types.NACK) bool {
+		if k == n {
+			return false
+		}
+		k++
+		if withConsumer {
+			w.Array(4)
+			writeStreamID(w, p.ID)
+			w.BulkString(p.Consumer.Name)
+		} else {
+			w.Array(3)
+			writeStreamID(w, p.ID)
+		}
+		w.Int(p.DeliveryTime)
+		w.Int(int64(p.DeliveryCount))
+		return true
+	})
 }
