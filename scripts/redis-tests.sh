@@ -23,7 +23,8 @@
 #                        diagnostic only, not the yardstick: run from a copy of the suite whose
 #                        external-mode setup ignores an error from FUNCTION FLUSH (see below)
 #
-# Environment: DENY_TAGS replaces the tags denied to both servers (diagnostics only: the
+# Environment: REDIS_TESTS_RESULTS is where the per-server logs go (default
+# .cache/redis-src/results). DENY_TAGS replaces the tags denied to both servers (diagnostics only: the
 # yardstick is the default below).
 #
 # Exit status: 0 when the measurement completed (test failures included: it measures), 1 when
@@ -32,7 +33,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="$ROOT/.cache/redis-src"
-RESULTS="$CACHE/results"
+# REDIS_TESTS_RESULTS moves the per-server logs elsewhere, so that two runs at once (two
+# worktrees sharing one cache) do not overwrite each other's logs.
+RESULTS="${REDIS_TESTS_RESULTS:-$CACHE/results}"
 
 # The units for strings, hashes, lists, sets, sorted sets, streams, HyperLogLog, keyspace,
 # expiry, bit operations and SORT. A unit missing from the fetched suite is reported as such.
