@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # `make redis-tests`: Redis's own TCL test suite as the yardstick for HotKV's data types and
-# its server features (scripting and the other units of TX_UNITS).
+# its server features (scripting and the other units of TX_UNITS, security and limits in
+# SEC_UNITS).
 #
 # Fetches the suite once from Debian's `redis` source package (apt-get source redis, with a
 # deb-src entry) into .cache/redis-src/ (git-ignored, never committed), starts HotKV (built
 # from this working tree) and Debian's redis-server on free loopback ports, runs each chosen
-# unit in external mode with the same runtest flags against both, and writes per-unit pass
+# unit in external mode with the same runtest flags against both (or, for the units of
+# SPAWN_UNITS, lets runtest start each server itself, see below), and writes per-unit pass
 # counts to docs/compatibility.md (everything from a "## Notes" heading on is hand-written
 # and kept on rewrite). The table also goes to stdout.
 #
 # Usage: scripts/redis-tests.sh [options] [unit ...]
 #   unit                 type/string, unit/type/string or a bare name (string, expire);
 #                        default: every unit for the data types (DEFAULT_UNITS), then
-#                        every unit of TX_UNITS
+#                        every unit of TX_UNITS, then of SEC_UNITS
 #   --server S           hotkv, redis or both (default both). With one server, the other's
 #                        numbers come from its last run's logs in the cache, when there are any.
 #   --check PCT          exit 1 when a unit's HotKV pass rate (of Redis's passes) is below PCT
@@ -47,6 +49,18 @@ DEFAULT_UNITS=(type/string type/incr type/hash type/list type/list-2 type/list-3
 # external:skip (they need a server of their own), so in external mode it counts 0 of 0 on
 # both servers; it is listed so that the report says so.
 TX_UNITS=(multi pubsub pubsubshard tracking scripting functions)
+# The units for authentication, ACL, client limits, the query buffer and maxmemory (the
+# security and limits issue). Their tests are tagged external:skip, because they restart
+# servers or start them with their own config, so they are units of SPAWN_UNITS.
+SEC_UNITS=(auth acl acl-v2 limits querybuf maxmemory)
+# Units run in runtest's own mode instead of external mode: runtest starts every server the
+# unit asks for from src/redis-server, with tests/assets/default.conf plus the unit's
+# overrides. Each server gets a copy of the suite (.cache/redis-src/suite-<server>) whose
+# src/redis-server is, for Redis, Debian's redis-server and, for HotKV,
+# scripts/redis-tests/hotkv-as-redis-server, which drops the few Redis-only directives of the
+# config (see that script) and runs bin/hotkv-server. Tests then need no external:skip
+# exemption, and the same flags (less --host/--port/--singledb) apply to both servers.
+SPAWN_UNITS=(auth acl acl-v2 limits querybuf maxmemory)
 
 # Tags denied for both servers. needs:debug (the issue's flag): DEBUG subcommands that poke at
 # Redis internals (DEBUG RELOAD, OBJECT internals, quicklist packing). needs:repl: tests that
@@ -82,7 +96,7 @@ case "$SERVERS" in hotkv | redis | both) ;; *) die "--server must be hotkv, redi
 if [ -n "$CHECK_PCT" ] && ! [[ "$CHECK_PCT" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
     die "--check needs a number, got '$CHECK_PCT'"
 fi
-[ ${#UNITS[@]} -gt 0 ] || UNITS=("${DEFAULT_UNITS[@]}" "${TX_UNITS[@]}")
+[ ${#UNITS[@]} -gt 0 ] || UNITS=("${DEFAULT_UNITS[@]}" "${TX_UNITS[@]}" "${SEC_UNITS[@]}")
 RUN_HOTKV=0; RUN_REDIS=0
 [ "$SERVERS" = redis ] || RUN_HOTKV=1
 [ "$SERVERS" = hotkv ] || RUN_REDIS=1
@@ -170,6 +184,29 @@ if [ "$TOLERATE_FF" = 1 ]; then
         mv "$RUN_SRC.tmp" "$RUN_SRC"
     fi
 fi
+
+# The suite copies for SPAWN_UNITS (made once, like the tolerant copy): runtest runs from the
+# copy, whose src/ holds only the programs the units start.
+spawn_suite() {
+    local dir="$CACHE/suite-$1"
+    if [ ! -f "$dir/tests/test_helper.tcl" ]; then
+        rm -rf "$dir" "$dir.tmp"
+        mkdir -p "$dir.tmp/src"
+        cp -a "$SRC/runtest" "$SRC/tests" "$dir.tmp/"
+        mv "$dir.tmp" "$dir"
+    fi
+    local server
+    if [ "$1" = hotkv ]; then server="$ROOT/scripts/redis-tests/hotkv-as-redis-server"; else server="$(command -v redis-server)"; fi
+    ln -sfn "$server" "$dir/src/redis-server"
+    ln -sfn "$(command -v redis-cli)" "$dir/src/redis-cli"
+    ln -sfn "$(command -v redis-benchmark)" "$dir/src/redis-benchmark"
+    echo "$dir"
+}
+is_spawn_unit() {
+    local u
+    for u in "${SPAWN_UNITS[@]}"; do [ "unit/$u" = "$1" ] && return 0; done
+    return 1
+}
 
 # Resolve unit names to the suite's "unit/..." form; keep ones the suite lacks to report them.
 resolve_unit() {
@@ -312,18 +349,27 @@ run_unit() {
         : >"$log"
         return 0
     fi
-    start_server "$which"
     local -a flags
-    mapfile -t flags < <(runtest_flags "$SERVER_PORT")
+    local run_src="$RUN_SRC" spawn=0
+    if is_spawn_unit "$unit"; then
+        spawn=1
+        run_src="$(spawn_suite "$which")"
+        SERVER_DIR="$(mktemp -d "$WORK/$which.XXXXXX")"
+        : >"$SERVER_DIR/server.log"
+        mapfile -t flags < <(runtest_flags "" | sed '1,/^--singledb$/d')
+    else
+        start_server "$which"
+        mapfile -t flags < <(runtest_flags "$SERVER_PORT")
+    fi
     # Each run gets its own --baseport so that its test-server port never collides with a
     # leftover one. timeout(1) signals its whole process group, runtest's client included.
     local baseport=$((21111 + (RANDOM % 200) * 40)) start end rc=0
     start=$(date +%s)
-    (cd "$RUN_SRC" && TERM=dumb timeout --kill-after=10 "$UNIT_TIMEOUT" ./runtest "${flags[@]}" \
+    (cd "$run_src" && HOTKV_BIN="$ROOT/bin/hotkv-server" TERM=dumb timeout --kill-after=10 "$UNIT_TIMEOUT" ./runtest "${flags[@]}" \
         --baseport "$baseport" --single "$unit" </dev/null 2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$log") || rc=$?
     end=$(date +%s)
     local status="done" reason=""
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    if [ "$spawn" = 0 ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
         status=aborted
         reason="the server exited during the unit: $(tail -n 3 "$SERVER_DIR/server.log" | tr '\n' ' ' | cut -c1-300)"
     elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -344,10 +390,10 @@ run_unit() {
         if [ "$status" = "done" ]; then status=partial; reason=""; else reason="$reason; "; fi
         reason="$reason$n start_server block(s) stopped early, first: $(printf '%s\n' "$blocks" | head -n1)"
     fi
-    if [ "$status" = aborted ] && [ "$which" = hotkv ] && kill -0 "$SERVER_PID" 2>/dev/null && ! ping_port "$SERVER_PORT" 2>/dev/null; then
+    if [ "$status" = aborted ] && [ "$spawn" = 0 ] && [ "$which" = hotkv ] && kill -0 "$SERVER_PID" 2>/dev/null && ! ping_port "$SERVER_PORT" 2>/dev/null; then
         reason="$reason; the server no longer answered PING afterwards"
     fi
-    stop_server
+    [ "$spawn" = 1 ] || stop_server
     printf 'status=%s\nseconds=%s\nreason=%s\ndate=%s\n' "$status" "$((end - start))" "$reason" "$(date -u +%Y-%m-%dT%H:%MZ)" >"$meta"
 }
 
@@ -528,9 +574,10 @@ source_note() {
     echo "<!-- Generated by scripts/redis-tests.sh (make redis-tests): everything above \"## Notes\" is rewritten on each run. -->"
     echo
     echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); run time ${ELAPSED}s"
-    echo "- Suite: Debian source package \`redis\` $REDIS_SRC_VERSION (\`apt-get source redis\`), units in external mode"
+    echo "- Suite: Debian source package \`redis\` $REDIS_SRC_VERSION (\`apt-get source redis\`), units in external mode unless listed below"
     echo "- Servers: Redis $(source_note redis "$RUN_REDIS")${REDIS_VERSION:+ (redis-server $REDIS_VERSION)}; HotKV $(source_note hotkv "$RUN_HOTKV")${HOTKV_VERSION:+ (working tree at $HOTKV_VERSION)}; a fresh server per unit"
     echo "- Flags, the same for both servers: \`$FLAGS_SHOWN\`"
+    echo "- Units started by runtest itself (SPAWN_UNITS: ${SPAWN_UNITS[*]}): the same flags less \`--host/--port/--singledb\`; runtest starts each server the unit asks for from \`src/redis-server\` with the suite's default.conf and the unit's overrides, which for HotKV is \`scripts/redis-tests/hotkv-as-redis-server\` (it drops only Redis-only directives: the logo, daemonize, replication and module switches)"
     if [ "$TOLERATE_FF" = 1 ]; then
         echo "- **Diagnostic run (--tolerate-function-flush): the suite's external-mode setup ignored errors from FUNCTION FLUSH. Not the yardstick.**"
     fi

@@ -1,12 +1,16 @@
 package tests
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/testutil"
 )
 
@@ -114,4 +118,41 @@ func TestAuthWithoutPasswordsConfigured(t *testing.T) {
 		require.EqualError(t, c.Do(ctx, "HELLO", "3", "foo").Err(), "ERR Syntax error in HELLO option 'foo'")
 		require.EqualError(t, c.Do(ctx, "HELLO", "x").Err(), "ERR Protocol version is not an integer or out of range")
 	})
+}
+
+// TestUnixSocket serves a client on unixsocket: the socket gets unixsocketperm's bits, the
+// client is named by the socket path with the U flag, protected mode lets it in, and the file
+// is gone after shutdown.
+func TestUnixSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hotkv.sock")
+	s := testutil.StartServer(t, "--unixsocket", path, "--unixsocketperm", "700", "--protected-mode", "yes")
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.ModeSocket, st.Mode().Type())
+	require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: path, Protocol: 2})
+	defer c.Close()
+	require.Equal(t, "PONG", c.Ping(ctx).Val())
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+	info := c.ClientInfo(ctx).Val()
+	require.Equal(t, path+":0", info.Addr)
+	require.Equal(t, path+":0", info.LAddr)
+	require.Equal(t, "v", s.Client(t, 2).Get(ctx, "k").Val(), "the TCP listener serves the same data")
+	require.Equal(t, path, c.ConfigGet(ctx, "unixsocket").Val()["unixsocket"])
+	require.Equal(t, "700", c.ConfigGet(ctx, "unixsocketperm").Val()["unixsocketperm"])
+	raw := c.Do(ctx, "CLIENT", "LIST").String()
+	require.Contains(t, raw, "flags=U ")
+
+	s.Stop(t, command.ShutdownNoSave)
+	_, err = os.Stat(path)
+	require.True(t, os.IsNotExist(err), "socket file removed at shutdown: %v", err)
+}
+
+// TestUnixSocketPermRejected checks unixsocketperm's octal validation.
+func TestUnixSocketPermRejected(t *testing.T) {
+	for _, bad := range []string{"800", "1000", "-1", "abc"} {
+		_, err := config.Load(config.Directives(), []string{"--unixsocketperm", bad})
+		require.Error(t, err, bad)
+	}
 }

@@ -407,3 +407,20 @@ func TestLastSave(t *testing.T) {
 		require.Equal(t, fmt.Sprintf(":%d\r\n", ts), rawIn(t, s, c).Do("LASTSAVE"))
 	})
 }
+
+// TestDebugObject checks DEBUG OBJECT's line against Redis's format, with the fields HotKV
+// computes as Redis does (shared integer refcount, serialized length, idle time).
+func TestDebugObject(t *testing.T) {
+	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
+		require.NoError(t, c.Set(ctx, "n", 123, 0).Err())
+		require.NoError(t, c.Set(ctx, "s", "hello world", 0).Err())
+		line := c.Do(ctx, "DEBUG", "OBJECT", "n").Val().(string)
+		require.Regexp(t, `^Value at:0x[0-9a-f]+ refcount:2147483647 encoding:int serializedlength:2 lru:\d+ lru_seconds_idle:\d+$`, line)
+		line = c.Do(ctx, "DEBUG", "OBJECT", "s").Val().(string)
+		require.Regexp(t, `^Value at:0x[0-9a-f]+ refcount:1 encoding:embstr serializedlength:12 lru:\d+ lru_seconds_idle:0$`, line)
+		require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "ADVANCE", 5000).Err())
+		line = c.Do(ctx, "DEBUG", "OBJECT", "s").Val().(string)
+		require.Regexp(t, `lru_seconds_idle:5$`, line)
+		require.EqualError(t, c.Do(ctx, "DEBUG", "OBJECT", "nosuchkey").Err(), "ERR no such key")
+	})
+}

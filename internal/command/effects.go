@@ -67,6 +67,8 @@ import (
 //	RESTORE                                    RESTORE key abs-ms payload REPLACE [ABSTTL]
 //	                                           (IDLETIME/FREQ dropped), or DEL key when the TTL
 //	                                           had passed and REPLACE deleted the old key
+//	MIGRATE                                    DEL key for each key the target accepted
+//	                                           (nothing with COPY); the target's side is its own
 //	SORT ... STORE                             DEL dst, RPUSH dst elements... as one MULTI/EXEC
 //	                                           block (ALPHA ties follow iteration order, which a
 //	                                           replay need not share); DEL dst when the result

@@ -32,7 +32,7 @@ var (
 		"hexpire", "hpexpire", "hexpireat", "hpexpireat",
 		"blpop", "brpop", "blmpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "bzmpop",
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
-		"pfadd", "pfmerge", "pfdebug", "sort", "restore",
+		"pfadd", "pfmerge", "pfdebug", "sort", "restore", "migrate",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 		"xadd", "xtrim", "xreadgroup", "xclaim", "xautoclaim", "xgroup|create", "xgroup|setid",

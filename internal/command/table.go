@@ -14,6 +14,7 @@ func groups() [][]*Command {
 		listCommands(),
 		sortCommands(),
 		dumpCommands(),
+		migrateCommands(),
 		streamCommands(),
 		bitCommands(),
 		hllCommands(),

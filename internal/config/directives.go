@@ -20,6 +20,10 @@ func Directives() []*Directive {
 			Doc: "While the `default` user has no password (`requirepass` empty and the user `nopass`), refuse clients connecting from any address other than 127.0.0.1 and ::1 with Redis's `-DENIED` error, then close them. Stops an unprotected server from being open to the network by a wide `bind` alone."},
 		{Name: "port", Type: Int, Default: "6379", Min: 0, Max: 65535, Group: "network",
 			Doc: "TCP port. 0 disables the TCP listener."},
+		{Name: "unixsocket", Type: String, Default: "", Group: "network",
+			Doc: "Also serve clients on this Unix domain socket path (empty: none). A stale socket file left at the path is replaced at start, and the file is removed at shutdown. Unix-socket clients count as local for `protected-mode` and show `addr=<path>:0` and the `U` flag in CLIENT LIST."},
+		{Name: "unixsocketperm", Type: Special, Default: "0", Parse: parseOctalPerm, Group: "network",
+			Doc: "Permission bits (octal, as `700`) given to the `unixsocket` file; 0 leaves the process umask's."},
 		{Name: "timeout", Type: Int, Default: "0", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "network",
 			Doc: "Close a client after this many seconds idle; 0 never."},
 		{Name: "tcp-keepalive", Type: Int, Default: "300", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "network",
@@ -181,6 +185,16 @@ func parseBind(v string) (string, error) {
 		}
 	}
 	return strings.Join(fields, " "), nil
+}
+
+// parseOctalPerm accepts file permission bits written in octal, 0 to 777, as Redis's
+// OCTAL_CONFIG does, and keeps them in octal so CONFIG GET shows what was written.
+func parseOctalPerm(v string) (string, error) {
+	n, err := strconv.ParseUint(v, 8, 32)
+	if err != nil || n > 0o777 {
+		return "", errors.New("argument must be an octal number between 0 and 777")
+	}
+	return strconv.FormatUint(n, 8), nil
 }
 
 // parseSave checks save points as Redis 7 does: "" (none), or pairs of integers with seconds

@@ -102,6 +102,10 @@ func checksum(p []byte) uint64 {
 	return ^crc64.Update(^uint64(0), crcTable, p)
 }
 
+// DumpFooterLen is the size of a DUMP payload's footer: the 2-byte RDB version and the 8-byte
+// checksum. DEBUG OBJECT subtracts it to report the value's own serialized length.
+const DumpFooterLen = 10
+
 // seal appends the version and the checksum footer to a payload body.
 func seal(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint16(b, Version)
@@ -114,7 +118,7 @@ func Verify(p []byte) error {
 	if len(p) < 10 {
 		return ErrChecksum
 	}
-	footer := p[len(p)-10:]
+	footer := p[len(p)-DumpFooterLen:]
 	if binary.LittleEndian.Uint16(footer) > MaxVersion {
 		return ErrChecksum
 	}

@@ -39,10 +39,16 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.ID = s.nextID.Add(1)
 	c.Addr = nc.RemoteAddr().String()
 	c.LAddr = nc.LocalAddr().String()
+	c.Flags = "N"
+	if _, unix := nc.(*net.UnixConn); unix {
+		// Redis names a Unix-socket client by the socket path and port 0, and flags it U.
+		c.LAddr = nc.LocalAddr().String() + ":0"
+		c.Addr = c.LAddr
+		c.Flags = "U"
+	}
 	c.CreatedAt = time.Now()
 	c.LastInteraction.Store(time.Now().UnixMilli())
 	c.SetDefaultAuth(s.acl)
-	c.Flags = "N"
 	c.rd = resp.NewReader(nc)
 	c.w = resp.NewWriter()
 	c.Writer = c.w

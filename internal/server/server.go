@@ -289,6 +289,15 @@ func (s *Server) Start() error {
 		s.listeners = append(s.listeners, ln)
 		s.addrs = append(s.addrs, ln.Addr())
 	}
+	if path := s.cfg.Get("unixsocket"); path != "" {
+		ln, err := listenUnix(path, s.cfg.Get("unixsocketperm"))
+		if err != nil {
+			s.closeListeners()
+			return err
+		}
+		s.listeners = append(s.listeners, ln)
+		s.addrs = append(s.addrs, ln.Addr())
+	}
 	if lns, err = s.listen(s.cfg.GetInt("tls-port")); err != nil {
 		s.closeListeners()
 		return err
@@ -352,11 +361,32 @@ func (s *Server) listen(port int64) ([]net.Listener, error) {
 			for _, l := range out {
 				_ = l.Close()
 			}
-			return nil, fmt.Errorf("Could not create server TCP listening socket %s:%d: %w", addr, port, err)
+			// Redis's two lines: scripts (runtest among them) look for "Failed listening on
+			// port" to try another port.
+			return nil, fmt.Errorf("Could not create server TCP listening socket %s:%d: %w\n"+
+				"Failed listening on port %d (tcp), aborting.", addr, port, err, port)
 		}
 		out = append(out, ln)
 	}
 	return out, nil
+}
+
+// listenUnix opens the unixsocket listener as Redis does: a file left at path by an earlier
+// run is removed first, and perm (octal; "0" keeps the umask's bits) is applied to the new
+// socket. Closing the listener removes the file again.
+func listenUnix(path, perm string) (net.Listener, error) {
+	_ = os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("Failed opening Unix socket: %w", err)
+	}
+	if bits, _ := strconv.ParseUint(perm, 8, 32); bits != 0 {
+		if err := os.Chmod(path, os.FileMode(bits)); err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("Failed opening Unix socket: %w", err)
+		}
+	}
+	return ln, nil
 }
 
 // Addr returns the first listener's address (useful with port 0 in tests).

@@ -499,6 +499,10 @@ func (e *Entry) IdleSeconds(now int64) int64 {
 	return int64(clk + (lruMask - last))
 }
 
+// LRUClock is the entry's 24-bit access clock (seconds) as DEBUG OBJECT shows it under
+// LRU policies; under LFU policies the same bits hold the decay time instead, as in Redis.
+func (e *Entry) LRUClock() uint32 { return e.lru & lruMask }
+
 // Freq is OBJECT FREQ's counter.
 func (e *Entry) Freq() int { return int(e.lru >> 24) }
 
