@@ -67,7 +67,9 @@ SPAWN_UNITS=(auth acl acl-v2 limits querybuf maxmemory)
 # attach to the replication stream with SYNC to check propagation; HotKV has no replication,
 # and that is no data-type behaviour. needs:pfdebug: PFDEBUG dumps Redis's internal HLL
 # sparse/dense registers, the same kind of encoding check that --ignore-encoding turns off.
-DENY_TAGS="${DENY_TAGS:--needs:debug -needs:repl -needs:pfdebug}"
+# masterauth: auth's one replication test (a replica authenticating to its master with
+# REPLICAOF and masterauth): Redis's replication, which HotKV replaces with Raft, like needs:repl.
+DENY_TAGS="${DENY_TAGS:--needs:debug -needs:repl -needs:pfdebug -masterauth}"
 
 SERVERS=both
 CHECK_PCT=""
