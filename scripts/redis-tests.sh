@@ -40,9 +40,10 @@ CACHE="$ROOT/.cache/redis-src"
 RESULTS="${REDIS_TESTS_RESULTS:-$CACHE/results}"
 
 # The units for strings, hashes, lists, sets, sorted sets, streams, HyperLogLog, keyspace,
-# expiry, bit operations and SORT. A unit missing from the fetched suite is reported as such.
+# expiry, bit operations, SORT and DUMP/RESTORE/MIGRATE (dump, whose MIGRATE tests need a
+# second server: it is one of SPAWN_UNITS). A unit missing from the fetched suite is reported as such.
 DEFAULT_UNITS=(type/string type/incr type/hash type/list type/list-2 type/list-3 type/set
-    type/zset type/stream type/stream-cgroups hyperloglog keyspace expire bitops sort)
+    type/zset type/stream type/stream-cgroups hyperloglog keyspace expire bitops sort dump)
 # The units for transactions, pub/sub, client-side caching and Lua scripting (the issue that
 # brought them). They run by default too, after DEFAULT_UNITS, so that one `make redis-tests`
 # measures everything HotKV claims; name units to run fewer. pubsubshard's tests are all tagged
@@ -60,7 +61,7 @@ SEC_UNITS=(auth acl acl-v2 limits querybuf maxmemory)
 # scripts/redis-tests/hotkv-as-redis-server, which drops the few Redis-only directives of the
 # config (see that script) and runs bin/hotkv-server. Tests then need no external:skip
 # exemption, and the same flags (less --host/--port/--singledb) apply to both servers.
-SPAWN_UNITS=(auth acl acl-v2 limits querybuf maxmemory)
+SPAWN_UNITS=(auth acl acl-v2 limits querybuf maxmemory dump)
 
 # Tags denied for both servers. needs:debug (the issue's flag): DEBUG subcommands that poke at
 # Redis internals (DEBUG RELOAD, OBJECT internals, quicklist packing). needs:repl: tests that

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,4 +155,41 @@ func TestMigrateWithRedis(t *testing.T) {
 		require.Equal(t, int64(0), way.from.DBSize(ctx).Val(), way.name)
 		require.Equal(t, want, dumpState(t, way.to), way.name)
 	}
+}
+
+// TestMigrateCachesConnections checks Redis's connection cache: one connection to the target
+// serves several MIGRATEs (INFO migrate_cached_sockets says 1, the target sees one client),
+// and a cached connection the target has closed is replaced without an error.
+func TestMigrateCachesConnections(t *testing.T) {
+	src := testutil.StartServer(t)
+	c := src.Client(t, 2)
+	dst := testutil.StartServer(t)
+	d := dst.Client(t, 2)
+	host, port := hostPort(t, dst.Addr)
+	received := func() string {
+		info := d.Info(ctx, "stats").Val()
+		for _, l := range strings.Split(info, "\r\n") {
+			if strings.HasPrefix(l, "total_connections_received:") {
+				return l
+			}
+		}
+		return ""
+	}
+	before := received()
+	for i := range 3 {
+		k := "k" + strconv.Itoa(i)
+		require.NoError(t, c.Set(ctx, k, "v", 0).Err())
+		require.Equal(t, "OK", c.Do(ctx, "MIGRATE", host, port, k, 0, 1000).Val())
+	}
+	require.Contains(t, c.Info(ctx, "stats").Val(), "migrate_cached_sockets:1\r\n")
+	after := received()
+	require.NotEqual(t, before, after)
+	n := func(l string) int { v, _ := strconv.Atoi(strings.TrimPrefix(l, "total_connections_received:")); return v }
+	require.Equal(t, n(before)+1, n(after), "three MIGRATEs, one connection")
+
+	// The target drops its clients (as a restart would): the next MIGRATE reconnects.
+	require.NoError(t, d.Do(ctx, "CLIENT", "KILL", "SKIPME", "yes").Err())
+	require.NoError(t, c.Set(ctx, "again", "v", 0).Err())
+	require.Equal(t, "OK", c.Do(ctx, "MIGRATE", host, port, "again", 0, 1000).Val())
+	require.Equal(t, "v", d.Get(ctx, "again").Val())
 }

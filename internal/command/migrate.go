@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/rdb"
@@ -19,10 +20,10 @@ import (
 //   - The keys' shards stay locked for the whole exchange (at most `timeout` per step), so no
 //     client sees a key both here and there or changes it half-way; Redis blocks the whole
 //     server for the same exchange. Other shards go on serving.
-//   - A connection is opened for each MIGRATE and closed after it. Redis keeps the socket for
-//     10 seconds to reuse it; that saves a handshake per call but keeps a client open on the
-//     target, and HotKV's users migrate in batches with KEYS, where one connection per call
-//     costs little.
+//   - Connections to a target are kept for 10 seconds after their last use and reused, as
+//     Redis does (INFO migrate_cached_sockets counts them), so that moving keys one MIGRATE at
+//     a time does not pay a handshake each. A cached connection that fails before any reply
+//     (the target closed it) is replaced by a new one once.
 //   - Replies and errors are Redis's: +NOKEY when none of the keys exists, "IOERR error or
 //     timeout ..." when the target cannot be reached or stops answering (keys stay here), and
 //     "ERR Target instance replied with error: ..." when it refuses a key (that key stays;
@@ -151,13 +152,26 @@ func migrateCommand(c *Ctx) {
 
 	step := time.Duration(timeout) * time.Millisecond
 	addr := net.JoinHostPort(string(c.Args[1]), strconv.FormatInt(port, 10))
-	conn, err := net.DialTimeout("tcp", addr, step)
-	if err != nil {
-		c.skipEffect()
-		c.Error("IOERR error or timeout connecting to the client")
-		return
+	mkey := migrateKey{c.Store, addr}
+	mc, cached := migrateSockets.get(mkey)
+	if mc == nil {
+		conn, err := net.DialTimeout("tcp", addr, step)
+		if err != nil {
+			c.skipEffect()
+			c.Error("IOERR error or timeout connecting to the client")
+			return
+		}
+		mc = &migrateConn{conn: conn, rd: bufio.NewReader(conn)}
 	}
-	defer conn.Close()
+	ok = false
+	defer func() {
+		if ok {
+			migrateSockets.put(mkey, mc)
+		} else {
+			_ = mc.conn.Close()
+		}
+	}()
+	conn, rd := mc.conn, mc.rd
 
 	// One pipeline: AUTH, SELECT, then a RESTORE per key.
 	w := resp.NewWriter()
@@ -180,16 +194,23 @@ func migrateCommand(c *Ctx) {
 	}
 	_ = conn.SetWriteDeadline(time.Now().Add(step))
 	if _, err := conn.Write(w.Buf); err != nil {
+		if cached {
+			// The target may have closed the idle connection: once more on a fresh one.
+			_ = conn.Close()
+			migrateCommand(c)
+			return
+		}
 		c.skipEffect()
 		c.Error("IOERR error or timeout writing to target instance")
 		return
 	}
 
-	rd := bufio.NewReader(conn)
+	var readErr error
 	readReply := func() (string, bool) {
 		_ = conn.SetReadDeadline(time.Now().Add(step))
 		line, err := rd.ReadString('\n')
 		if err != nil || len(line) < 3 {
+			readErr = err
 			return "", false
 		}
 		return line[:len(line)-2], true
@@ -197,6 +218,13 @@ func migrateCommand(c *Ctx) {
 	// AUTH and SELECT: an error from either stops the migration with every key kept here.
 	for i := 0; i < sends+1; i++ {
 		reply, ok := readReply()
+		if !ok && i == 0 && cached {
+			if ne, isNet := readErr.(net.Error); !isNet || !ne.Timeout() {
+				_ = conn.Close()
+				migrateCommand(c)
+				return
+			}
+		}
 		if !ok {
 			c.skipEffect()
 			c.Error("IOERR error or timeout reading to target instance")
@@ -238,11 +266,86 @@ func migrateCommand(c *Ctx) {
 	} else {
 		c.skipEffect()
 	}
+	ok = true // the connection is in a known state: keep it for the next MIGRATE
 	if targetErr != "" {
 		c.Error("ERR Target instance replied with error: " + targetErr)
 		return
 	}
 	c.W.OK()
+}
+
+// migrateIdle is how long a connection to a MIGRATE target stays open unused (Redis's
+// MIGRATE_SOCKET_CACHE_TTL).
+const migrateIdle = 10 * time.Second
+
+// migrateConn is an open connection to a MIGRATE target.
+type migrateConn struct {
+	conn     net.Conn
+	rd       *bufio.Reader
+	lastUsed time.Time
+}
+
+// migrateKey names a cached connection: the server's keyspace (one per server, so servers
+// sharing a process, as in tests, keep their caches apart) and the target's address.
+type migrateKey struct {
+	st   *store.Store
+	addr string
+}
+
+// migrateCache holds idle connections to MIGRATE targets by address. A MIGRATE takes its
+// target's connection out while it uses it, so two MIGRATEs to one target at once use two
+// connections (the second is closed when the first is back in the cache).
+type migrateCache struct {
+	mu    sync.Mutex
+	conns map[migrateKey]*migrateConn
+}
+
+var migrateSockets = &migrateCache{conns: map[migrateKey]*migrateConn{}}
+
+// MigrateCachedSockets is INFO's migrate_cached_sockets: connections to MIGRATE targets kept
+// open for reuse.
+func MigrateCachedSockets(st *store.Store) int {
+	migrateSockets.mu.Lock()
+	defer migrateSockets.mu.Unlock()
+	n := 0
+	for k := range migrateSockets.conns {
+		if k.st == st {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *migrateCache) get(addr migrateKey) (*migrateConn, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mc := m.conns[addr]
+	if mc == nil {
+		return nil, false
+	}
+	delete(m.conns, addr)
+	return mc, true
+}
+
+func (m *migrateCache) put(addr migrateKey, mc *migrateConn) {
+	mc.lastUsed = time.Now()
+	m.mu.Lock()
+	if old := m.conns[addr]; old != nil {
+		m.mu.Unlock()
+		_ = mc.conn.Close()
+		return
+	}
+	m.conns[addr] = mc
+	m.mu.Unlock()
+	// Close it once it has been idle for migrateIdle, unless a later MIGRATE took it.
+	time.AfterFunc(migrateIdle, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.conns[addr] == mc && time.Since(mc.lastUsed) >= migrateIdle {
+			delete(m.conns, addr)
+			_ = mc.conn.Close()
+		}
+	})
 }
 
 // writeCommand writes one request in RESP, as a client sends it.

@@ -203,6 +203,7 @@ func (s *Server) infoStats(b *strings.Builder, held bool) {
 	ps, tr := s.infoPubSubStats()
 	b.WriteString(ps)
 	b.WriteString(tr)
+	fmt.Fprintf(b, "migrate_cached_sockets:%d\r\n", command.MigrateCachedSockets(s.store))
 	fmt.Fprintf(b, "total_error_replies:%d\r\n", s.stats.totalErrorReplies.Load())
 	// Redis 7.2's ACL denial counters (7.0 has none): the security issue asks for them.
 	fmt.Fprintf(b, "acl_access_denied_auth:%d\r\nacl_access_denied_cmd:%d\r\nacl_access_denied_key:%d\r\nacl_access_denied_channel:%d\r\n",
