@@ -184,7 +184,10 @@ func TestMigrateCachesConnections(t *testing.T) {
 	require.Contains(t, c.Info(ctx, "stats").Val(), "migrate_cached_sockets:1\r\n")
 	after := received()
 	require.NotEqual(t, before, after)
-	n := func(l string) int { v, _ := strconv.Atoi(strings.TrimPrefix(l, "total_connections_received:")); return v }
+	n := func(l string) int {
+		v, _ := strconv.Atoi(strings.TrimPrefix(l, "total_connections_received:"))
+		return v
+	}
 	require.Equal(t, n(before)+1, n(after), "three MIGRATEs, one connection")
 
 	// The target drops its clients (as a restart would): the next MIGRATE reconnects.
