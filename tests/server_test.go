@@ -424,3 +424,28 @@ func TestDebugObject(t *testing.T) {
 		require.EqualError(t, c.Do(ctx, "DEBUG", "OBJECT", "nosuchkey").Err(), "ERR no such key")
 	})
 }
+
+// TestDebugSleepHoldsKeys checks that DEBUG SLEEP stalls every command on keys for its
+// duration (as Redis's sleeping server does), while commands without keys still answer.
+func TestDebugSleepHoldsKeys(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	other := s.Client(t, 2)
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+	done := make(chan struct{})
+	before := time.Now()
+	go func() {
+		defer close(done)
+		_ = c.Do(ctx, "DEBUG", "SLEEP", "1").Err()
+	}()
+	time.Sleep(100 * time.Millisecond) // let the sleep take the locks
+	require.Equal(t, "PONG", other.Ping(ctx).Val())
+	select {
+	case <-done:
+		t.Fatal("PING waited for the sleep")
+	default:
+	}
+	require.Equal(t, "v", other.Get(ctx, "k").Val())
+	require.GreaterOrEqual(t, time.Since(before), time.Second, "GET ran only after the sleep")
+	<-done
+}

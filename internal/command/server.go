@@ -62,7 +62,7 @@ func serverCommands() []*Command {
 				"- `DEBUG EXPIRE-NOW`: delete every key whose expire time has passed at the server clock's time and reply how many (HotKV only).\n" +
 				"- `DEBUG ERROR message`: reply `message` as an error, for client tests.\n" +
 				"- `DEBUG OBJECT key`: Redis's one-line summary of the value (address, refcount, encoding, serialized length, LRU clock, idle seconds); Redis's quicklist statistics are left out.\n" +
-				"- `DEBUG SLEEP seconds`: wait before replying; unlike Redis, only this connection waits.\n" +
+				"- `DEBUG SLEEP seconds`: wait before replying, holding every key meanwhile: commands on keys wait, as on Redis, while commands without keys (PING, INFO) still answer.\n" +
 				"- `DEBUG HELP`.\n\n" +
 				"Expiry, TTLs and the rate limiters all read the server clock, so tests in any language can control time with `DEBUG CLOCK`.",
 			Global: true, Handler: debugCommand},
@@ -804,6 +804,14 @@ func debugCommand(c *Ctx) {
 		secs, err := strconv.ParseFloat(string(c.Args[2]), 64)
 		if err != nil || math.IsNaN(secs) || secs < 0 {
 			secs = 0 // Redis reads the number with strtod: junk sleeps for 0 s
+		}
+		// Redis stops the whole server for the sleep; HotKV holds every key (all shards of
+		// all databases) instead, so commands on keys wait as they would on Redis while
+		// commands without keys (PING, INFO) still answer. Tests use it to make a server
+		// unresponsive (a MIGRATE timing out, a slow command in SLOWLOG).
+		if !c.allLocked {
+			c.LockAll()
+			defer c.UnlockAllGlobal()
 		}
 		time.Sleep(time.Duration(min(secs, float64(math.MaxInt64/int64(time.Second))) * float64(time.Second)))
 		c.W.OK()
