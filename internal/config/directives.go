@@ -75,7 +75,7 @@ func Directives() []*Directive {
 		{Name: "metrics-port", Type: Int, Default: "0", Min: 0, Max: 65535, Mutable: true, Group: "metrics",
 			Doc: "HTTP port of the Prometheus listener: `/metrics` (the INFO fields under redis_exporter's names, per-command and per-limiter counters), `/healthz` (200 while the process serves) and `/readyz` (200 once the dataset is loaded and clients are accepted, 503 before, during loading and while shutting down). 0 (the default) opens nothing. CONFIG SET opens the new port first, then closes the old one; a port that cannot be bound is refused (`Unable to listen on this port. Check server logs.`). No authentication: keep it on a private address."},
 		{Name: "metrics-bind", Type: String, Default: "127.0.0.1", Mutable: true, Parse: parseMetricsBind, Group: "metrics",
-			Doc: "The one address the metrics listener binds: an IP address, `*` for every IPv4 address or `::*` for every IPv6 one. Loopback by default, like `bind`: the metrics carry limiter names and command counts. CONFIG SET moves an open listener (new address first, then the old one is closed)."},
+			Doc: "The one address the metrics listener binds: an IP address, `*` (0.0.0.0) or `::*` (::) for every address. Loopback by default, like `bind`: the metrics carry limiter names and command counts. CONFIG SET moves an open listener (new address first, then the old one is closed)."},
 
 		// General
 		{Name: "databases", Type: Int, Default: "16", Min: 1, Max: 1<<31 - 1, Group: "general",
