@@ -620,3 +620,42 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 		require.Equalf(t, "${"+dsVar+"}", ds["uid"], "panel %q does not use the datasource variable", m["title"])
 	}
 }
+
+// TestMetricsCountTransactionsAndScripts: decisions made inside MULTI/EXEC and scripts are
+// counted like any other, and a limiter whose name is not UTF-8 is exported (Go-quoted)
+// without breaking the scrape.
+func TestMetricsCountTransactionsAndScripts(t *testing.T) {
+	s, base := startWithMetrics(t)
+	c := s.Client(t, 3)
+	require.NoError(t, c.Do(testutil.Ctx, "DEBUG", "CLOCK", "SET", testutil.T0).Err())
+	cmds, err := c.TxPipelined(testutil.Ctx, func(p redis.Pipeliner) error {
+		p.Do(testutil.Ctx, "GCRA.LIMIT", "t", 1000, 1)
+		p.Do(testutil.Ctx, "GCRA.LIMIT", "t", 1000, 1)
+		p.Do(testutil.Ctx, "CL.THROTTLE", "u", 0, 1, 1)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, "[0,1,0,-1,1000]", render(cmds[0].(*redis.Cmd).Val()))
+	require.Equal(t, "[1,1,0,1000,1000]", render(cmds[1].(*redis.Cmd).Val()))
+	require.Equal(t, "[0,1,0,-1,1]", render(cmds[2].(*redis.Cmd).Val()))
+	require.Equal(t, "[1,1,0,1,1]", do(t, c, "EVAL", "return redis.call('CL.THROTTLE', KEYS[1], 0, 1, 1)", 1, "u"))
+	require.Equal(t, "OK", do(t, c, "RATELIMIT.CREATE", "\xff\xfe", 1, 1000))
+	require.Equal(t, "[1,0,0,1,0]", do(t, c, "EVAL", "return redis.call('RATELIMIT.CHECK', KEYS[1], 'k')", 1, "\xff\xfe"))
+	require.Equal(t, "[0,0,1000,1,1]", do(t, c, "RATELIMIT.CHECK", "\xff\xfe", "k"))
+
+	fams := scrape(t, base)
+	requireMetric(t, fams, 1, "hotkv_gcra_requests_total", "command=gcra.limit", "result=allowed")
+	requireMetric(t, fams, 1, "hotkv_gcra_requests_total", "command=gcra.limit", "result=denied")
+	requireMetric(t, fams, 1, "hotkv_gcra_requests_total", "command=cl.throttle", "result=allowed")
+	requireMetric(t, fams, 1, "hotkv_gcra_requests_total", "command=cl.throttle", "result=denied")
+	requireMetric(t, fams, 1, "hotkv_ratelimit_allowed_units_total", `limiter="\xff\xfe"`)
+	requireMetric(t, fams, 1, "hotkv_ratelimit_denied_units_total", `limiter="\xff\xfe"`)
+	requireMetric(t, fams, 1, "hotkv_ratelimit_keys", `limiter="\xff\xfe"`)
+
+	// FLUSHALL drops limiters: their series go with them.
+	require.Equal(t, "OK", do(t, c, "FLUSHALL"))
+	fams = scrape(t, base)
+	requireMetric(t, fams, 0, "hotkv_ratelimit_limiters")
+	_, ok := metricValue(fams, "hotkv_ratelimit_allowed_units_total")
+	require.False(t, ok)
+}

@@ -222,7 +222,8 @@ func (s *Server) reloadMetrics(pairs [][2]string, set func() error) error {
 // Ready reports whether the server has loaded its dataset and accepts clients (/readyz).
 func (s *Server) Ready() (bool, string) {
 	switch {
-	case s.closed.Load():
+	case s.closed.Load() || s.persist.stopping.Load():
+		// stopping covers the final save of SHUTDOWN: traffic should go elsewhere already.
 		return false, "shutting down"
 	case s.persist.loading.Load():
 		return false, "loading"
