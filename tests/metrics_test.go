@@ -552,27 +552,7 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 	var dash map[string]any
 	require.NoError(t, json.Unmarshal(raw, &dash))
 
-	s, base := startWithMetrics(t)
-	c := s.Client(t, 2)
-	for _, args := range [][]any{
-		{"RATELIMIT.CREATE", "api", 1, 1000}, {"RATELIMIT.CHECK", "api", "u"}, {"RATELIMIT.CHECK", "api", "u"},
-		{"GCRA.LIMIT", "g", 1000, 1}, {"CL.THROTTLE", "c", 0, 1, 1}, {"SET", "k", "v", "EX", 100}, {"GET", "k"},
-		{"INCR", "k"},
-	} {
-		_ = c.Do(testutil.Ctx, args...).Err()
-	}
-	exported := map[string]bool{}
-	for name, f := range scrape(t, base) {
-		exported[name] = true
-		switch f.GetType() {
-		case dto.MetricType_HISTOGRAM:
-			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-				exported[name+suffix] = true
-			}
-		case dto.MetricType_SUMMARY:
-			exported[name+"_sum"], exported[name+"_count"] = true, true
-		}
-	}
+	exported := exportedMetrics(t)
 
 	exprs := map[string]string{}
 	collectExprs(dash, "", exprs)
@@ -658,4 +638,54 @@ func TestMetricsCountTransactionsAndScripts(t *testing.T) {
 	requireMetric(t, fams, 0, "hotkv_ratelimit_limiters")
 	_, ok := metricValue(fams, "hotkv_ratelimit_allowed_units_total")
 	require.False(t, ok)
+}
+
+// exportedMetrics starts a server, sends traffic that makes every family of the collector
+// appear (a limiter, GCRA decisions, keys, an error) and returns the metric names a scrape
+// holds, histogram and summary series names included.
+func exportedMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	s, base := startWithMetrics(t)
+	c := s.Client(t, 2)
+	for _, args := range [][]any{
+		{"RATELIMIT.CREATE", "api", 1, 1000}, {"RATELIMIT.CHECK", "api", "u"}, {"RATELIMIT.CHECK", "api", "u"},
+		{"GCRA.LIMIT", "g", 1000, 1}, {"CL.THROTTLE", "c", 0, 1, 1}, {"SET", "k", "v", "EX", 100}, {"GET", "k"},
+		{"INCR", "k"},
+	} {
+		_ = c.Do(testutil.Ctx, args...).Err()
+	}
+	exported := map[string]bool{}
+	for name, f := range scrape(t, base) {
+		exported[name] = true
+		switch f.GetType() {
+		case dto.MetricType_HISTOGRAM:
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				exported[name+suffix] = true
+			}
+		case dto.MetricType_SUMMARY:
+			exported[name+"_sum"], exported[name+"_count"] = true, true
+		}
+	}
+	return exported
+}
+
+// TestMonitoringDocsListEveryMetric: docs/operations.md's Monitoring section names every
+// redis_ and hotkv_ metric the server exports.
+func TestMonitoringDocsListEveryMetric(t *testing.T) {
+	raw, err := os.ReadFile("../docs/operations.md")
+	require.NoError(t, err)
+	doc := string(raw)
+	i := strings.Index(doc, "## Monitoring")
+	require.GreaterOrEqual(t, i, 0, "no Monitoring section")
+	doc = doc[i:]
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("`((?:redis|hotkv)_[a-z_]+)").FindAllStringSubmatch(doc, -1) {
+		documented[m[1]] = true
+	}
+	for name := range exportedMetrics(t) {
+		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") || strings.HasPrefix(name, "promhttp_") {
+			continue
+		}
+		require.Truef(t, documented[name], "docs/operations.md does not document %s", name)
+	}
 }
