@@ -525,14 +525,22 @@ func promQLMetrics(expr string) []string {
 	return out
 }
 
-// collectExprs walks the dashboard JSON and returns every target's "expr" and every templating
-// query, with where it was found.
+// collectExprs walks the dashboard JSON and returns every target's "expr" and the metric
+// selector of every label_values() variable query, with where it was found.
 func collectExprs(v any, path string, out map[string]string) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
 			if s, ok := val.(string); ok && k == "expr" {
 				out[path+"."+k] = s
+			}
+			// A query variable's label_values(metric{...}, label) reads metric.
+			if s, ok := val.(string); ok && (k == "query" || k == "definition") && strings.HasPrefix(s, "label_values(") {
+				arg := strings.TrimSuffix(strings.TrimPrefix(s, "label_values("), ")")
+				if i := strings.LastIndex(arg, ","); i >= 0 {
+					arg = arg[:i]
+				}
+				out[path+"."+k] = arg
 			}
 			collectExprs(val, path+"."+k, out)
 		}
