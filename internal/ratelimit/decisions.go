@@ -3,11 +3,13 @@ package ratelimit
 import "sync/atomic"
 
 // DecisionCounter counts the allowed and denied requests of one rate-limit command. It is
-// bumped on the command's hot path, so it is one atomic add and no allocation; the two counts
-// sit on their own cache lines so that a flood of denials and a flood of admissions on other
-// cores do not fight over one line. Counts only grow for the life of the process (CONFIG
-// RESETSTAT leaves them): they are Prometheus counters, and rate() handles restarts.
+// bumped on the command's hot path, so it is one atomic add and no allocation; each count
+// sits on a cache line of its own, so that neither the other count nor the fields around the
+// counter (the store's Limiters pointer, read by every RATELIMIT command) share a line with a
+// value every core writes. Counts only grow for the life of the process (CONFIG RESETSTAT
+// leaves them): they are Prometheus counters, and rate() handles restarts.
 type DecisionCounter struct {
+	_       [64]byte
 	allowed atomic.Uint64
 	_       [56]byte
 	denied  atomic.Uint64
