@@ -184,6 +184,7 @@ func gcraLimitCommand(c *Ctx) {
 		return
 	}
 	d, r := p.Limit(c.Now*ratelimit.NsPerMs, tat, present, count)
+	c.Store.Decisions.GCRALimit.Count(d.Allowed)
 	if d.Allowed {
 		storeTAT(c, key, e, d.TAT)
 	}
@@ -261,6 +262,7 @@ func clThrottleCommand(c *Ctx) {
 		return
 	}
 	d, r := p.Throttle(now, tat, present, quantity, c.Srv.RateLimitSettings().Compat)
+	c.Store.Decisions.CLThrottle.Count(d.Allowed)
 	if d.Allowed && quantity > 0 {
 		storeTAT(c, key, e, d.TAT)
 	}

@@ -75,6 +75,12 @@ func Directives() []*Directive {
 		{Name: "tls-session-cache-timeout", Type: Int, Default: "300", Min: 0, Max: 1<<31 - 1, Mutable: true, Group: "TLS",
 			Doc: "Accepted for Redis compatibility: Go's crypto/tls fixes a ticket's lifetime (7 days, with keys rotated daily)."},
 
+		// Metrics (docs/operations.md, "Monitoring"; internal/metrics, internal/server/metrics.go)
+		{Name: "metrics-port", Type: Int, Default: "0", Min: 0, Max: 65535, Mutable: true, Group: "metrics",
+			Doc: "HTTP port of the Prometheus listener: `/metrics` (the INFO fields under redis_exporter's names, per-command and per-limiter counters), `/healthz` (200 while the process serves) and `/readyz` (200 once the dataset is loaded and clients are accepted, 503 before, during loading and while shutting down). 0 (the default) opens nothing. CONFIG SET opens the new port first, then closes the old one; a port that cannot be bound is refused (`Unable to listen on this port. Check server logs.`). No authentication: keep it on a private address."},
+		{Name: "metrics-bind", Type: String, Default: "127.0.0.1", Mutable: true, Parse: parseMetricsBind, Group: "metrics",
+			Doc: "The one address the metrics listener binds: an IP address, `*` (0.0.0.0) or `::*` (::) for every address. Loopback by default, like `bind`: the metrics carry limiter names and command counts. CONFIG SET moves an open listener (new address first, then the old one is closed)."},
+
 		// General
 		{Name: "databases", Type: Int, Default: "16", Min: 1, Max: 1<<31 - 1, Group: "general",
 			Doc: "Number of numbered databases (SELECT 0 .. databases-1)."},
@@ -195,6 +201,17 @@ func parseOctalPerm(v string) (string, error) {
 		return "", errors.New("argument must be an octal number between 0 and 777")
 	}
 	return strconv.FormatUint(n, 8), nil
+}
+
+// parseMetricsBind checks metrics-bind: a single IP address, or `*` / `::*` for every IPv4 /
+// IPv6 address as in `bind`. One address is enough for a scrape target, and a list would make
+// a partly failed CONFIG SET ambiguous.
+func parseMetricsBind(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "*" || v == "::*" || net.ParseIP(v) != nil {
+		return v, nil
+	}
+	return "", errors.New("Invalid metrics-bind address '" + v + "': an IP address, * or ::*")
 }
 
 // parseSave checks save points as Redis 7 does: "" (none), or pairs of integers with seconds

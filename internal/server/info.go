@@ -136,15 +136,30 @@ var memSamples = []metrics.Sample{
 	{Name: "/gc/cycles/total:gc-cycles"},
 }
 
-func (s *Server) infoMemory(b *strings.Builder) {
+// usedMemory returns INFO's used_memory (what eviction compares with maxmemory when a limit
+// is set, else the heap's live objects), the runtime's total and the GC cycle count; INFO and
+// /metrics both read it.
+func (s *Server) usedMemory() (used, total, gcCycles uint64) {
 	samples := make([]metrics.Sample, len(memSamples))
 	copy(samples, memSamples)
 	metrics.Read(samples)
-	used := samples[0].Value.Uint64()
+	used = samples[0].Value.Uint64()
 	if s.store.Mem.Limit() > 0 {
 		used = uint64(s.store.Mem.Used()) // what eviction compares with maxmemory
 	}
-	total := samples[1].Value.Uint64()
+	return used, samples[1].Value.Uint64(), samples[2].Value.Uint64()
+}
+
+// fragmentation is INFO's mem_fragmentation_ratio.
+func fragmentation(rss, used uint64) float64 {
+	if used == 0 {
+		return 0
+	}
+	return float64(rss) / float64(used)
+}
+
+func (s *Server) infoMemory(b *strings.Builder) {
+	used, total, gcCycles := s.usedMemory()
 	rss := readRSS()
 	fmt.Fprintf(b, "used_memory:%d\r\nused_memory_human:%s\r\nused_memory_rss:%d\r\nused_memory_rss_human:%s\r\n",
 		used, human(used), rss, human(rss))
@@ -160,18 +175,15 @@ func (s *Server) infoMemory(b *strings.Builder) {
 		nfuncs, funcBytes, scriptBytes+funcBytes, human(uint64(scriptBytes+funcBytes)))
 	maxmem := uint64(s.store.Mem.Limit())
 	fmt.Fprintf(b, "maxmemory:%d\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n", maxmem, human(maxmem), s.store.Mem.Policy())
-	ratio := 0.0
-	if used > 0 {
-		ratio = float64(rss) / float64(used)
-	}
-	fmt.Fprintf(b, "mem_fragmentation_ratio:%.2f\r\ngc_cycles:%d\r\nmem_allocator:go-%s\r\n", ratio, samples[2].Value.Uint64(), runtime.Version())
+	fmt.Fprintf(b, "mem_fragmentation_ratio:%.2f\r\ngc_cycles:%d\r\nmem_allocator:go-%s\r\n", fragmentation(rss, used), gcCycles, runtime.Version())
 	// Redis frees large values in a background thread (lazyfree) and counts them here; HotKV
 	// drops references and the garbage collector frees them, so nothing is ever pending.
 	b.WriteString("lazyfree_pending_objects:0\r\nlazyfreed_objects:0\r\n")
 }
 
-func (s *Server) infoStats(b *strings.Builder, held bool) {
-	var hits, misses, expired, visited int64
+// keyspaceCounters sums the shards' hit, miss and expiry counters (INFO stats and /metrics);
+// held is as for Info.
+func (s *Server) keyspaceCounters(held bool) (hits, misses, expired, visited int64) {
 	for i := 0; i < s.store.NumDBs(); i++ {
 		db := s.store.DB(i)
 		for j := 0; j < db.NumShards(); j++ {
@@ -188,6 +200,11 @@ func (s *Server) infoStats(b *strings.Builder, held bool) {
 			}
 		}
 	}
+	return hits, misses, expired, visited
+}
+
+func (s *Server) infoStats(b *strings.Builder, held bool) {
+	hits, misses, expired, _ := s.keyspaceCounters(held)
 	fmt.Fprintf(b, "total_connections_received:%d\r\ntotal_commands_processed:%d\r\n",
 		s.stats.connectionsReceived.Load(), s.stats.commandsProcessed.Load())
 	fmt.Fprintf(b, "total_net_input_bytes:%d\r\ntotal_net_output_bytes:%d\r\nrejected_connections:%d\r\n",

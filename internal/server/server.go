@@ -89,6 +89,12 @@ type Server struct {
 	// aofPolicy is appendfsync.
 	aof       *aofLog
 	aofPolicy atomic.Int32
+
+	// metrics is the Prometheus listener (metrics.go); ready is set once the dataset is loaded
+	// and the listeners accept clients (/readyz), and loadingHook is SetLoadingHook's.
+	metrics     metricsState
+	ready       atomic.Bool
+	loadingHook func()
 }
 
 // stats are the server-wide counters INFO stats reports.
@@ -269,12 +275,24 @@ func (s *Server) Start() error {
 		s.cancel()
 		return err
 	}
+	// The metrics listener opens before the data is loaded: /healthz answers and /readyz says
+	// 503 for as long as a large dataset takes to load.
+	if err := s.startMetrics(); err != nil {
+		s.closeListeners()
+		s.cancel()
+		return err
+	}
 	var err error
+	s.persist.loading.Store(true)
+	if s.loadingHook != nil {
+		s.loadingHook()
+	}
 	if s.cfg.GetBool("appendonly") {
 		err = s.startAOF()
 	} else {
 		_, err = s.loadSnapshot()
 	}
+	s.persist.loading.Store(false)
 	if err != nil {
 		s.closeListeners()
 		s.cancel()
@@ -333,6 +351,7 @@ func (s *Server) Start() error {
 	for _, ln := range append(s.tls.added, s.tls.ported...) {
 		tlsAddrs = append(tlsAddrs, ln.Addr())
 	}
+	s.ready.Store(true)
 	s.log.Info("Ready to accept connections", "addrs", s.addrs, "tls", tlsAddrs, "version", Version)
 	return nil
 }
@@ -398,6 +417,7 @@ func (s *Server) Addr() net.Addr {
 }
 
 func (s *Server) closeListeners() {
+	s.closeMetrics()
 	for _, ln := range s.listeners {
 		_ = ln.Close()
 	}
@@ -508,7 +528,9 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 				"(starting it at run time is not supported yet): restart with appendonly yes"}
 		}
 	}
-	return s.reloadTLS(pairs, func() error { return s.cfg.Set(pairs, true) })
+	return s.reloadMetrics(pairs, func() error {
+		return s.reloadTLS(pairs, func() error { return s.cfg.Set(pairs, true) })
+	})
 }
 
 // ResetStats implements CONFIG RESETSTAT; held is as for Info.

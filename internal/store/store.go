@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/ratelimit"
 )
 
 // Kind is a value's Redis type.
@@ -365,6 +366,10 @@ type Store struct {
 	// Limiters are the named RATELIMIT limiters. They belong to the dataset (snapshots hold
 	// them, FLUSHALL drops them) but to no database (spec §8.1).
 	Limiters *Limiters
+
+	// Decisions count GCRA.LIMIT and CL.THROTTLE outcomes for the metrics listener. They
+	// describe traffic, not data: snapshots and FLUSHALL leave them alone.
+	Decisions ratelimit.Decisions
 
 	// snapCut is the progress of the snapshot walk in progress (shards done, in global lock
 	// order), or snapshotIdle; see SnapshotProgress.

@@ -54,6 +54,9 @@ type Options struct {
 	ClockMs int64
 	// Args are extra `--name value` arguments.
 	Args []string
+	// Setup, when set, is called on the new server before Start (to add a metrics listener
+	// or a loading hook, say).
+	Setup func(*server.Server)
 }
 
 // Launch starts an in-process server as StartServer does, but returns Start's error (a
@@ -81,6 +84,9 @@ func Launch(t testing.TB, o Options) (*Server, error) {
 		t.Fatal(err)
 	}
 	srv.AddListener(ln)
+	if o.Setup != nil {
+		o.Setup(srv)
+	}
 	if err := srv.Start(); err != nil {
 		_ = srv.Close()
 		return nil, err
