@@ -118,7 +118,7 @@ func (s *Server) infoServer(b *strings.Builder) {
 	fmt.Fprintf(b, "server_time_usec:%d\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\nhz:%d\r\n",
 		s.clock.NowMs()*1000, int64(up.Seconds()), int64(up.Hours()/24), s.hz.Load())
 	exe, _ := os.Executable()
-	fmt.Fprintf(b, "executable:%s\r\nconfig_file:\r\n", exe)
+	fmt.Fprintf(b, "executable:%s\r\nconfig_file:%s\r\n", exe, s.cfg.File())
 }
 
 func (s *Server) infoClients(b *strings.Builder) {

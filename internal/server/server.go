@@ -83,6 +83,8 @@ type Server struct {
 
 	stats   stats
 	persist persistState
+	// rewriteMu serializes CONFIG REWRITE.
+	rewriteMu sync.Mutex
 	// hub is pub/sub, keyspace events and client-side caching (internal/pubsub).
 	hub *pubsub.Hub
 	// aof is the append-only log, set by Start when appendonly is yes (never changed after);
@@ -479,6 +481,26 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 		}
 	}
 	return s.reloadTLS(pairs, func() error { return s.cfg.Set(pairs, true) })
+}
+
+// ConfigRewrite implements CONFIG REWRITE. The users are written as `user` lines unless they
+// live in an aclfile, as in Redis; rewrites are serialized so two cannot interleave their
+// temporary files.
+func (s *Server) ConfigRewrite() error {
+	s.rewriteMu.Lock()
+	defer s.rewriteMu.Unlock()
+	o := config.RewriteOptions{}
+	if s.cfg.Get("aclfile") == "" {
+		o.Users = s.acl.List
+	}
+	if err := s.cfg.Rewrite(o); err != nil {
+		if !errors.Is(err, config.ErrNoConfigFile) {
+			s.log.Warn("CONFIG REWRITE failed: " + strings.TrimPrefix(err.Error(), "Rewriting config file: "))
+		}
+		return err
+	}
+	s.log.Warn("CONFIG REWRITE executed with success.")
+	return nil
 }
 
 // ResetStats implements CONFIG RESETSTAT; held is as for Info.
