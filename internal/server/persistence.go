@@ -261,6 +261,7 @@ func (s *Server) prepareForShutdown(mode int, force bool) error {
 		return nil
 	}
 	s.log.Warn("Saving the final snapshot before exiting.")
+	s.notify("STATUS=Saving the final snapshot")
 	p := &s.persist
 	p.stopping.Store(true)
 	s.cancelBgSave()
@@ -272,6 +273,7 @@ func (s *Server) prepareForShutdown(mode int, force bool) error {
 		p.stopping.Store(false)
 		p.saveMu.Unlock()
 		s.log.Warn("Error trying to save the DB, can't exit.", "err", err)
+		s.notify("STATUS=Error trying to save the DB, can't exit.")
 		return err
 	}
 	if err != nil {
@@ -287,6 +289,7 @@ func (s *Server) prepareForShutdown(mode int, force bool) error {
 // if save points are configured), then a full stop. On a failed save the server keeps
 // running, as Redis does, and the error says why.
 func (s *Server) ShutdownOnSignal() error {
+	s.notify("STOPPING=1")
 	if err := s.prepareForShutdown(command.ShutdownDefault, false); err != nil {
 		return err
 	}

@@ -85,6 +85,9 @@ type Server struct {
 	persist persistState
 	// rewriteMu serializes CONFIG REWRITE.
 	rewriteMu sync.Mutex
+	// supervised is the service manager told about startup and shutdown (supervise.go):
+	// "systemd", "upstart" or "" for none; set by Start before anything is served.
+	supervised string
 	// hub is pub/sub, keyspace events and client-side caching (internal/pubsub).
 	hub *pubsub.Hub
 	// aof is the append-only log, set by Start when appendonly is yes (never changed after);
@@ -261,6 +264,8 @@ func (s *Server) AddListener(ln net.Listener) {
 // file and the offset of the damage; nothing is served then.
 func (s *Server) Start() error {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.log.Info("HotKV is starting", "version", Version, "redis_version", RedisVersion, "pid", pid, "config_file", s.cfg.File())
+	s.superviseStart()
 	if err := s.loadACLAtStartup(); err != nil {
 		s.closeListeners()
 		s.cancel()
@@ -326,7 +331,8 @@ func (s *Server) Start() error {
 	for _, ln := range append(s.tls.added, s.tls.ported...) {
 		tlsAddrs = append(tlsAddrs, ln.Addr())
 	}
-	s.log.Info("Ready to accept connections", "addrs", s.addrs, "tls", tlsAddrs, "version", Version)
+	s.log.Info("Ready to accept connections", "addrs", s.addrs, "tls", tlsAddrs, "version", Version, "pid", pid)
+	s.superviseReady()
 	return nil
 }
 
@@ -575,6 +581,7 @@ func (s *Server) KillClients(match func(*command.Client) bool) int {
 // running and is returned, unless force.
 func (s *Server) Shutdown(mode int, force bool) error {
 	s.log.Warn("User requested shutdown...")
+	s.notify("STOPPING=1")
 	if err := s.prepareForShutdown(mode, force); err != nil {
 		return err
 	}
