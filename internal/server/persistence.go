@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,7 +71,16 @@ func (s *Server) loadSnapshot() (bool, error) {
 	p.loading.Store(true)
 	defer p.loading.Store(false)
 	start := time.Now()
-	st, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: s.clock.NowMs, Function: s.loadFunction})
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	prog := s.newLoadProgress("snapshot", size)
+	st, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: s.clock.NowMs, Function: s.loadFunction,
+		Progress: func(keys, bytes int64) {
+			prog.keys = keys
+			prog.update(bytes)
+		}})
 	if errors.Is(err, fs.ErrNotExist) {
 		s.log.Info("No snapshot to load; starting empty", "file", path)
 		return false, nil
