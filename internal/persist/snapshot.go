@@ -188,7 +188,6 @@ type LoadOptions struct {
 // a once-a-second report, rarely enough to cost nothing next to decoding.
 const ProgressEvery = 1024
 
-
 // LoadStats describes a loaded snapshot.
 type LoadStats struct {
 	Header      Header
