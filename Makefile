@@ -9,8 +9,9 @@ ARGS     ?=
 FUZZTIME ?= 1000000x
 KEYS     ?= 1000000
 TTL      ?= 1s
+IMAGE    ?= hotkv:latest
 
-.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests ratelimit-libs soak
+.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests ratelimit-libs soak docker
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
@@ -58,9 +59,13 @@ ratelimit-libs:
 stress-expiry:
 	KEYS=$(KEYS) TTL=$(TTL) bash scripts/stress-expiry.sh
 
-## docs: regenerate the command reference under docs/
+## docs: regenerate the command and config references under docs/ and deploy/hotkv.conf
 docs:
 	$(GO) run ./cmd/hotkv-docs -out docs
+
+## docker: build the container image hotkv:latest from the Dockerfile (needs a Docker daemon; IMAGE=name:tag changes the tag)
+docker:
+	docker build -t $(IMAGE) .
 
 ## lint: gofmt -l must print nothing, and go vet must pass
 lint:

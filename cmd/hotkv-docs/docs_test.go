@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/hotkv/hotkv/internal/config"
 )
 
 // TestDocsAreCurrent fails when docs/ no longer matches the command and config tables: a
@@ -74,5 +76,39 @@ func TestWriteIsRepeatable(t *testing.T) {
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.md"))
 	if err != nil || !bytes.Contains(cfg, []byte("### enable-debug-command\n")) {
 		t.Fatalf("config.md: %v", err)
+	}
+}
+
+// TestConfFileIsCurrent fails when deploy/hotkv.conf no longer matches the config table.
+func TestConfFileIsCurrent(t *testing.T) {
+	got, err := os.ReadFile(filepath.Join("..", "..", "deploy", "hotkv.conf"))
+	if err != nil || !bytes.Equal(got, confFile(config.Directives())) {
+		t.Fatalf("deploy/hotkv.conf is out of date (%v): run `%s` from the repository root and commit the result", err, regenerate)
+	}
+}
+
+// TestConfFileDocumentsEveryDirective: each directive's doc and its default line are there,
+// and the file loads back to every default.
+func TestConfFileDocumentsEveryDirective(t *testing.T) {
+	data := confFile(config.Directives())
+	for _, d := range config.Directives() {
+		lines, _ := d.FileLines(d.Default)
+		if !bytes.Contains(data, []byte("\n"+lines[0]+"\n")) {
+			t.Errorf("no default line %q", lines[0])
+		}
+	}
+	path := filepath.Join(t.TempDir(), "hotkv.conf")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(config.Directives(), []string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := config.New(config.Directives())
+	for _, d := range config.Directives() {
+		if c.Get(d.Name) != defaults.Get(d.Name) {
+			t.Errorf("%s: %q from the file, default %q", d.Name, c.Get(d.Name), defaults.Get(d.Name))
+		}
 	}
 }

@@ -28,14 +28,20 @@ func run(argv []string) int {
 	}
 	if len(argv) == 1 && (argv[0] == "-h" || argv[0] == "--help") {
 		fmt.Println("Usage: hotkv-server [/path/to/hotkv.conf] [--name value ...]\n" +
-			"       hotkv-server --check-aof <dir-or-file> [--fix]\n\n" +
+			"       hotkv-server --check-aof <dir-or-file> [--fix]\n" +
+			"       hotkv-server --check-health [host:port] [--user name]\n\n" +
 			"Every directive of docs/config.md is accepted as --name value. --check-aof verifies an\n" +
 			"append-only log (its directory, the dir holding appendonlydir, a manifest or a segment);\n" +
-			"--fix cuts a torn last frame off. See docs/persistence.md.")
+			"--fix cuts a torn last frame off. See docs/persistence.md. --check-health sends PING to\n" +
+			"a running server (127.0.0.1:6379 by default, AUTH first with the password in\n" +
+			"REDISCLI_AUTH) and exits 0 on PONG, 1 otherwise: a container health check.")
 		return 0
 	}
 	if len(argv) > 0 && argv[0] == "--check-aof" {
 		return checkAOF(argv[1:])
+	}
+	if len(argv) > 0 && argv[0] == "--check-health" {
+		return checkHealth(argv[1:])
 	}
 	cfg, err := config.Load(config.Directives(), argv)
 	if err != nil {

@@ -103,7 +103,7 @@ func startProc(t *testing.T, dir string, args ...string) *proc {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	special := len(args) > 0 && slices.Contains([]string{"--version", "-v", "--help", "-h", "--check-aof"}, args[0])
+	special := len(args) > 0 && slices.Contains([]string{"--version", "-v", "--help", "-h", "--check-aof", "--check-health"}, args[0])
 	if !special && !slices.Contains(args, "--dir") {
 		args = append(args, "--dir", ".")
 	}

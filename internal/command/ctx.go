@@ -160,6 +160,9 @@ type Server interface {
 	ConfigGet(patterns []string) [][2]string
 	// ConfigSet applies name/value pairs atomically; the error is the reply text.
 	ConfigSet(pairs [][2]string) error
+	// ConfigRewrite is CONFIG REWRITE: it writes the running configuration over the config
+	// file the server was started with; the error is the reply text.
+	ConfigRewrite() error
 	// ResetStats is CONFIG RESETSTAT; held is as for Info.
 	ResetStats(held bool)
 	// Clients lists connected clients.

@@ -71,6 +71,8 @@ type Config struct {
 	// users are the config file's `user` lines (name and rules), kept apart from the table:
 	// each line declares one ACL user, and they are not CONFIG GET values.
 	users [][]string
+	// file is the absolute path of the config file given at startup ("" without one).
+	file string
 }
 
 // Users returns the `user <name> <rules...>` lines of the config file and flags, each split

@@ -96,6 +96,8 @@ func Directives() []*Directive {
 			Doc: "Log file path; empty logs to standard output."},
 		{Name: "pidfile", Type: String, Default: "", Group: "general",
 			Doc: "Write the process id to this file at start and remove it at shutdown."},
+		{Name: "supervised", Type: Enum, Default: "no", Values: []string{"upstart", "systemd", "auto", "no"}, Group: "general",
+			Doc: "Tell a service manager how startup goes, as Redis does. `systemd`: sd_notify messages on `NOTIFY_SOCKET` (`STATUS=` lines with the loading progress, `READY=1` once the data is loaded and the listeners are open, `STOPPING=1` at shutdown), for a `Type=notify` unit such as deploy/hotkv.service. `upstart`: the server stops itself with SIGSTOP when ready (`expect stop`). `auto`: upstart if `UPSTART_JOB` is set, else systemd if `NOTIFY_SOCKET` is set. `no`: none."},
 		{Name: "enable-debug-command", Type: Enum, Default: "no", Values: []string{"no", "yes", "local"}, Group: "general",
 			Doc: "Allow DEBUG (including DEBUG CLOCK, which tests use to control time): `yes` for every client, `local` for loopback and unix-socket clients only."},
 		{Name: "active-expire-effort", Type: Int, Default: "1", Min: 1, Max: 10, Mutable: true, Group: "general",

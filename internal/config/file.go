@@ -115,6 +115,13 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 	}
 	var pairs [][2]string
 	if file != "" {
+		// Remembered absolute, as Redis's getAbsolutePath: the server changes into dir
+		// before CONFIG REWRITE could write a relative path.
+		if abs, err := filepath.Abs(file); err == nil {
+			c.file = abs
+		} else {
+			c.file = file
+		}
 		fp, err := ParseFile(file)
 		if err != nil {
 			return nil, err

@@ -195,6 +195,9 @@ type LogReplay struct {
 	Base func(path string) error
 	// Batch is called with every batch, in order; seg is the segment's path.
 	Batch func(seg string, b *Batch) error
+	// Progress, when set, is called after every batch with the offset in seg just past it,
+	// for the start-up log's loading progress.
+	Progress func(seg string, offset int64)
 }
 
 // LogStats describe a log read by ReadLog.
@@ -275,6 +278,9 @@ func ReadLog(dir string, m *Manifest, r LogReplay) (LogStats, error) {
 					if err := r.Batch(path, b); err != nil {
 						return err
 					}
+				}
+				if r.Progress != nil {
+					r.Progress(path, lr.Offset())
 				}
 			}
 		}()

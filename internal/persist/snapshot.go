@@ -179,7 +179,14 @@ type LoadOptions struct {
 	// Function loads a function library's code; an error fails the load. Without it a
 	// snapshot holding libraries is refused rather than loaded without them.
 	Function func(code []byte) error
+	// Progress, when set, is called every ProgressEvery records with the keys loaded so far
+	// and the offset of the record just read (the start-up log's loading progress).
+	Progress func(keys, bytes int64)
 }
+
+// ProgressEvery is how many records Load reads between two Progress calls: often enough for
+// a once-a-second report, rarely enough to cost nothing next to decoding.
+const ProgressEvery = 1024
 
 // LoadStats describes a loaded snapshot.
 type LoadStats struct {
@@ -213,13 +220,16 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 	if maxName == 0 {
 		maxName = 512
 	}
-	for {
+	for records := 1; ; records++ {
 		rec, err := d.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return stats, err
+		}
+		if o.Progress != nil && records%ProgressEvery == 0 {
+			o.Progress(stats.Keys, rec.Offset)
 		}
 		switch rec.Type {
 		case TypeFunction:

@@ -479,11 +479,32 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 	rp := &replayer{s: s}
 	rp.init()
 	var baseSize int64
+	// Progress is measured in bytes of the whole log: where each file starts in it.
+	offsets, total := map[string]int64{}, int64(0)
+	if m.Base != nil {
+		p := filepath.Join(dir, m.Base.Name)
+		offsets[p] = total
+		if fi, err := os.Stat(p); err == nil {
+			total += fi.Size()
+		}
+	}
+	for _, inc := range m.Incrs {
+		p := filepath.Join(dir, inc.Name)
+		offsets[p] = total
+		if fi, err := os.Stat(p); err == nil {
+			total += fi.Size()
+		}
+	}
+	prog := s.newLoadProgress("append-only log", total)
 	st, err := persist.ReadLog(dir, m, persist.LogReplay{
 		Base: func(path string) error {
 			// Every key of the base is loaded, expired or not: the batches after it replay at
 			// their own times, when such a key may still have been live.
-			ls, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: func() int64 { return 0 }, Function: s.loadFunction})
+			ls, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: func() int64 { return 0 }, Function: s.loadFunction,
+				Progress: func(keys, bytes int64) {
+					prog.keys = keys
+					prog.update(offsets[path] + bytes)
+				}})
 			if err != nil {
 				return err
 			}
@@ -493,7 +514,11 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 			s.log.Info("Loaded the append-only log's base", "file", path, "keys", ls.Keys, "limiters", ls.Limiters, "limiter_keys", ls.LimiterKeys)
 			return nil
 		},
-		Batch: rp.batch,
+		Batch: func(seg string, b *persist.Batch) error {
+			prog.effects += int64(len(b.Effects))
+			return rp.batch(seg, b)
+		},
+		Progress: func(seg string, offset int64) { prog.update(offsets[seg] + offset) },
 	})
 	var torn *persist.FormatError
 	if errors.As(err, &torn) && errors.Is(err, persist.ErrLogTorn) {
@@ -532,7 +557,7 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 		// and appending must not continue inside it.
 		s.aof.Append(store.Effect{DB: -1, Args: [][]byte{[]byte("DISCARD")}, Time: st.MaxTimeMs})
 	}
-	s.log.Info("DB loaded from append only file", "dir", dir, "seconds", time.Since(start).Seconds(),
+	s.log.Info("DB loaded from append only file", "dir", dir, "seconds", time.Since(start).Seconds(), "keys", s.keyCount(),
 		"segments", st.Segments, "batches", st.Batches, "effects", st.Effects, "time_floor_ms", st.MaxTimeMs)
 	return nil
 }

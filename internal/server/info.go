@@ -113,12 +113,12 @@ func (s *Server) infoServer(b *strings.Builder) {
 	up := time.Since(s.start)
 	fmt.Fprintf(b, "redis_version:%s\r\nhotkv_version:%s\r\nredis_mode:standalone\r\nos:%s %s\r\n",
 		RedisVersion, Version, runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(b, "arch_bits:64\r\ngo_version:%s\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n",
-		runtime.Version(), pid, s.runID, port)
+	fmt.Fprintf(b, "arch_bits:64\r\ngo_version:%s\r\nprocess_id:%d\r\nprocess_supervised:%s\r\nrun_id:%s\r\ntcp_port:%d\r\n",
+		runtime.Version(), pid, s.processSupervised(), s.runID, port)
 	fmt.Fprintf(b, "server_time_usec:%d\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\nhz:%d\r\n",
 		s.clock.NowMs()*1000, int64(up.Seconds()), int64(up.Hours()/24), s.hz.Load())
 	exe, _ := os.Executable()
-	fmt.Fprintf(b, "executable:%s\r\nconfig_file:\r\n", exe)
+	fmt.Fprintf(b, "executable:%s\r\nconfig_file:%s\r\n", exe, s.cfg.File())
 }
 
 func (s *Server) infoClients(b *strings.Builder) {

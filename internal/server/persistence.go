@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,7 +71,16 @@ func (s *Server) loadSnapshot() (bool, error) {
 	p.loading.Store(true)
 	defer p.loading.Store(false)
 	start := time.Now()
-	st, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: s.clock.NowMs, Function: s.loadFunction})
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+	}
+	prog := s.newLoadProgress("snapshot", size)
+	st, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: s.clock.NowMs, Function: s.loadFunction,
+		Progress: func(keys, bytes int64) {
+			prog.keys = keys
+			prog.update(bytes)
+		}})
 	if errors.Is(err, fs.ErrNotExist) {
 		s.log.Info("No snapshot to load; starting empty", "file", path)
 		return false, nil
@@ -261,6 +271,7 @@ func (s *Server) prepareForShutdown(mode int, force bool) error {
 		return nil
 	}
 	s.log.Warn("Saving the final snapshot before exiting.")
+	s.notify("STATUS=Saving the final snapshot")
 	p := &s.persist
 	p.stopping.Store(true)
 	s.cancelBgSave()
@@ -272,6 +283,7 @@ func (s *Server) prepareForShutdown(mode int, force bool) error {
 		p.stopping.Store(false)
 		p.saveMu.Unlock()
 		s.log.Warn("Error trying to save the DB, can't exit.", "err", err)
+		s.notify("STATUS=Error trying to save the DB, can't exit.")
 		return err
 	}
 	if err != nil {
@@ -287,6 +299,7 @@ func (s *Server) prepareForShutdown(mode int, force bool) error {
 // if save points are configured), then a full stop. On a failed save the server keeps
 // running, as Redis does, and the error says why.
 func (s *Server) ShutdownOnSignal() error {
+	s.notify("STOPPING=1")
 	if err := s.prepareForShutdown(command.ShutdownDefault, false); err != nil {
 		return err
 	}

@@ -83,6 +83,11 @@ type Server struct {
 
 	stats   stats
 	persist persistState
+	// rewriteMu serializes CONFIG REWRITE.
+	rewriteMu sync.Mutex
+	// supervised is the service manager told about startup and shutdown (supervise.go):
+	// "systemd", "upstart" or "" for none; set by Start before anything is served.
+	supervised string
 	// hub is pub/sub, keyspace events and client-side caching (internal/pubsub).
 	hub *pubsub.Hub
 	// aof is the append-only log, set by Start when appendonly is yes (never changed after);
@@ -265,6 +270,8 @@ func (s *Server) AddListener(ln net.Listener) {
 // file and the offset of the damage; nothing is served then.
 func (s *Server) Start() error {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.log.Info("HotKV is starting", "version", Version, "redis_version", RedisVersion, "pid", pid, "config_file", s.cfg.File())
+	s.superviseStart()
 	if err := s.loadACLAtStartup(); err != nil {
 		s.closeListeners()
 		s.cancel()
@@ -352,7 +359,8 @@ func (s *Server) Start() error {
 		tlsAddrs = append(tlsAddrs, ln.Addr())
 	}
 	s.ready.Store(true)
-	s.log.Info("Ready to accept connections", "addrs", s.addrs, "tls", tlsAddrs, "version", Version)
+	s.log.Info("Ready to accept connections", "addrs", s.addrs, "tls", tlsAddrs, "version", Version, "pid", pid)
+	s.superviseReady()
 	return nil
 }
 
@@ -533,6 +541,26 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 	})
 }
 
+// ConfigRewrite implements CONFIG REWRITE. The users are written as `user` lines unless they
+// live in an aclfile, as in Redis; rewrites are serialized so two cannot interleave their
+// temporary files.
+func (s *Server) ConfigRewrite() error {
+	s.rewriteMu.Lock()
+	defer s.rewriteMu.Unlock()
+	o := config.RewriteOptions{}
+	if s.cfg.Get("aclfile") == "" {
+		o.Users = s.acl.List
+	}
+	if err := s.cfg.Rewrite(o); err != nil {
+		if !errors.Is(err, config.ErrNoConfigFile) {
+			s.log.Warn("CONFIG REWRITE failed: " + strings.TrimPrefix(err.Error(), "Rewriting config file: "))
+		}
+		return err
+	}
+	s.log.Warn("CONFIG REWRITE executed with success.")
+	return nil
+}
+
 // ResetStats implements CONFIG RESETSTAT; held is as for Info.
 func (s *Server) ResetStats(held bool) {
 	for _, c := range s.table.All() {
@@ -605,6 +633,7 @@ func (s *Server) KillClients(match func(*command.Client) bool) int {
 // running and is returned, unless force.
 func (s *Server) Shutdown(mode int, force bool) error {
 	s.log.Warn("User requested shutdown...")
+	s.notify("STOPPING=1")
 	if err := s.prepareForShutdown(mode, force); err != nil {
 		return err
 	}
