@@ -41,6 +41,8 @@ _FLAGS = {"RATELIMIT.LIST": redis.cluster.RedisCluster.PRIMARIES}
 class ClusterPipeline(_Routing, HotKVCommands, redis.cluster.ClusterPipeline):  # type: ignore[misc]
     """A cluster pipeline that also queues the rate-limit commands."""
 
+    COMMAND_FLAGS: Dict[str, Any] = {**redis.cluster.ClusterPipeline.COMMAND_FLAGS, **_FLAGS}
+
 
 class HotKVCluster(_Routing, HotKVCommands, redis.cluster.RedisCluster):
     """A :class:`redis.cluster.RedisCluster` with HotKV's rate-limiting commands.
