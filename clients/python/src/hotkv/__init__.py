@@ -33,5 +33,5 @@ __all__ = [
 # The limits package finds storages by URI scheme in a registry filled when a storage class is
 # defined. Defining ours on "import hotkv" (when limits is installed) is what makes
 # storage_uri="hotkv://host:port" work in flask-limiter and slowapi after a plain "import hotkv".
-if False and importlib.util.find_spec("limits") is not None:
+if importlib.util.find_spec("limits") is not None:  # pragma: no branch
     from . import limits_storage as _limits_storage  # noqa: F401

@@ -24,7 +24,8 @@ class Pipeline(HotKVCommands, redis.asyncio.client.Pipeline):  # type: ignore[mi
     """An asyncio pipeline that also queues the rate-limit commands."""
 
 
-class HotKV(HotKVCommands, redis.asyncio.Redis):
+# The ignore: redis-py's own base classes disagree about command_info's signature.
+class HotKV(HotKVCommands, redis.asyncio.Redis):  # type: ignore[misc]
     """A :class:`redis.asyncio.Redis` client with HotKV's rate-limiting commands; each returns
     an awaitable of its typed result. Same constructor as redis-py."""
 
@@ -72,7 +73,7 @@ class ClusterPipeline(HotKVCommands, redis.asyncio.cluster.ClusterPipeline):  # 
     cluster client it came from)."""
 
 
-class HotKVCluster(HotKVCommands, redis.asyncio.cluster.RedisCluster):
+class HotKVCluster(HotKVCommands, redis.asyncio.cluster.RedisCluster):  # type: ignore[misc]
     """A :class:`redis.asyncio.cluster.RedisCluster` with HotKV's rate-limiting commands,
     routed as :class:`hotkv.cluster.HotKVCluster` routes them."""
 
@@ -95,7 +96,7 @@ class HotKVCluster(HotKVCommands, redis.asyncio.cluster.RedisCluster):
         # Known key positions: no COMMAND round trip, and RATELIMIT.* route by limiter name.
         keys = command_keys((command, *args))
         if keys is None:
-            return await super()._determine_slot(command, *args)  # type: ignore[no-any-return]
+            return await super()._determine_slot(command, *args)
         return slot_of(self, command, keys)
 
     def pipeline(self, transaction: Optional[Any] = None, shard_hint: Optional[Any] = None) -> ClusterPipeline:

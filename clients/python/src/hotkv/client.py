@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["HotKV", "Pipeline"]
 
 
-class Pipeline(HotKVCommands, redis.client.Pipeline):  # type: ignore[misc]
+class Pipeline(HotKVCommands, redis.client.Pipeline):
     """A redis-py pipeline (``transaction=True``: ``MULTI``/``EXEC``) that also queues the
     rate-limit commands; :meth:`execute` returns their typed results in order."""
 
@@ -31,7 +31,7 @@ class HotKV(HotKVCommands, redis.Redis):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.response_callbacks.update(RESPONSE_CALLBACKS)
+        self.response_callbacks.update(RESPONSE_CALLBACKS)  # type: ignore[no-untyped-call]
 
     def pipeline(self, transaction: bool = True, shard_hint: Optional[str] = None) -> Pipeline:
         """A pipeline that also has the rate-limit commands (see :class:`Pipeline`)."""

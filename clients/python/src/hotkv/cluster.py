@@ -31,7 +31,7 @@ class _Routing:
     def determine_slot(self, *args: Any) -> int:
         keys = command_keys(args)
         if keys is None:
-            return super().determine_slot(*args)  # type: ignore[misc, no-any-return]
+            return super().determine_slot(*args)  # type: ignore[misc]
         return slot_of(self, str(args[0]), keys)
 
 
@@ -61,15 +61,15 @@ class HotKVCluster(_Routing, HotKVCommands, redis.cluster.RedisCluster):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Applied to each node's reply (the nodes' own clients are plain redis.Redis).
-        self.cluster_response_callbacks.update(RESPONSE_CALLBACKS)
+        self.cluster_response_callbacks.update(RESPONSE_CALLBACKS)  # type: ignore[no-untyped-call]
 
     def pipeline(self, transaction: Optional[Any] = None, shard_hint: Optional[Any] = None) -> ClusterPipeline:
         """A cluster pipeline that also has the rate-limit commands."""
-        pipe = super().pipeline(transaction, shard_hint)
+        pipe = super().pipeline(transaction, shard_hint)  # type: ignore[no-untyped-call]
         pipe.__class__ = ClusterPipeline
         # The pipeline copied redis-py's class-level flags; give it ours.
         pipe.command_flags.update(_FLAGS)
-        return pipe  # type: ignore[return-value]
+        return pipe  # type: ignore[no-any-return]
 
     if TYPE_CHECKING:
 
