@@ -31,14 +31,14 @@ class _Routing:
     def determine_slot(self, *args: Any) -> int:
         keys = command_keys(args)
         if keys is None:
-            return super().determine_slot(*args)  # type: ignore[misc]
+            return super().determine_slot(*args)  # type: ignore[misc, no-any-return]
         return slot_of(self, str(args[0]), keys)
 
 
 _FLAGS = {"RATELIMIT.LIST": redis.cluster.RedisCluster.PRIMARIES}
 
 
-class ClusterPipeline(_Routing, HotKVCommands, redis.cluster.ClusterPipeline):  # type: ignore[misc]
+class ClusterPipeline(_Routing, HotKVCommands, redis.cluster.ClusterPipeline):
     """A cluster pipeline that also queues the rate-limit commands."""
 
     COMMAND_FLAGS: Dict[str, Any] = {**redis.cluster.ClusterPipeline.COMMAND_FLAGS, **_FLAGS}

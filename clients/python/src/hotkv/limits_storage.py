@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 import urllib.parse
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union, cast
 
 import redis
 from limits.storage.base import MovingWindowSupport, SlidingWindowCounterSupport, Storage
@@ -48,6 +48,11 @@ def _redis_url(uri: str) -> Tuple[str, dict[str, str]]:
     own = {k: v for k, v in query if k == "native_moving_window"}
     rest = urllib.parse.urlencode([(k, v) for k, v in query if k not in own])
     return urllib.parse.urlunsplit((scheme, parsed.netloc, parsed.path, rest, parsed.fragment)), own
+
+
+def _n(v: Any) -> int:
+    """An integer reply as int (redis-py types its replies as "maybe awaitable")."""
+    return int(v or 0)
 
 
 def _truthy(v: Union[str, bool, float]) -> bool:
@@ -84,10 +89,11 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         url, own = _redis_url(uri)
         self.native_moving_window = _truthy(own.get("native_moving_window", native_moving_window))
         self.key_prefix = key_prefix
+        self.storage: HotKV
         if connection_pool is not None:
             self.storage = HotKV(connection_pool=connection_pool, **options)
         else:
-            self.storage = HotKV.from_url(url, **options)
+            self.storage = cast(HotKV, HotKV.from_url(url, **options))
 
     @property
     def base_exceptions(self) -> Union[type[Exception], Tuple[type[Exception], ...]]:
@@ -101,18 +107,18 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         """Adds ``amount`` to the window's counter and returns the new count; the window
         (the key's TTL) starts with the first hit."""
-        with self.storage.pipeline(transaction=True) as pipe:
+        with cast(Any, self.storage.pipeline(transaction=True)) as pipe:
             k = self.prefixed_key(key)
             pipe.incrby(k, amount)
             pipe.expire(k, max(1, math.ceil(expiry)), nx=True)
             count, _ = pipe.execute()
-        return int(count)
+        return _n(count)
 
     def get(self, key: str) -> int:
-        return int(self.storage.get(self.prefixed_key(key)) or 0)
+        return _n(self.storage.get(self.prefixed_key(key)) or 0)
 
     def get_expiry(self, key: str) -> float:
-        pttl = int(self.storage.pttl(self.prefixed_key(key)))
+        pttl = _n(self.storage.pttl(self.prefixed_key(key)))
         return max(pttl, 0) / 1000 + time.time()
 
     def check(self) -> bool:
@@ -127,7 +133,7 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         self.storage.delete(self.prefixed_key(key), self._zset_key(key))
         names = self._own_limiters()
         if names:
-            with self.storage.pipeline(transaction=False) as pipe:
+            with cast(Any, self.storage.pipeline(transaction=False)) as pipe:
                 for name in names:
                     pipe.ratelimit_reset(name, key)
                 pipe.execute(raise_on_error=False)  # a limiter dropped meanwhile is fine
@@ -140,10 +146,10 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         for k in self.storage.scan_iter(match=self._escape(self.key_prefix) + ":*", count=1000):
             batch.append(k)
             if len(batch) == 1000:
-                removed += int(self.storage.delete(*batch))
+                removed += _n(self.storage.delete(*batch))
                 batch = []
         if batch:
-            removed += int(self.storage.delete(*batch))
+            removed += _n(self.storage.delete(*batch))
         for name in self._own_limiters():
             try:
                 self.storage.ratelimit_drop(name)
@@ -218,16 +224,16 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         if amount > limit:
             return False
         k = self._zset_key(key)
-        with self.storage.pipeline(transaction=True) as pipe:
+        with cast(Any, self.storage.pipeline(transaction=True)) as pipe:
             while True:
                 try:
                     pipe.watch(k)
                     now_ms = int(time.time() * 1000)
                     pipe.zremrangebyscore(k, "-inf", now_ms - expiry * 1000)
-                    if int(pipe.zcard(k)) + amount > limit:
+                    if _n(pipe.zcard(k)) + amount > limit:
                         pipe.unwatch()
                         return False
-                    seq = int(pipe.incr(k + ":seq"))
+                    seq = _n(pipe.incr(k + ":seq"))
                     pipe.multi()
                     pipe.zadd(k, {f"{now_ms}:{seq}:{i}": now_ms for i in range(amount)})
                     pipe.pexpire(k, expiry * 1000)
@@ -240,7 +246,7 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
     def _zset_window(self, key: str, expiry: int) -> Tuple[float, int]:
         now = time.time()
         k = self._zset_key(key)
-        entries = self.storage.zrangebyscore(k, (now - expiry) * 1000, "+inf", withscores=True)
+        entries: Any = self.storage.zrangebyscore(k, (now - expiry) * 1000, "+inf", withscores=True)
         if not entries:
             return now, 0
         return float(entries[0][1]) / 1000, len(entries)
@@ -260,7 +266,7 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         seconds until the current window's count stops weighing)."""
         now = time.time()
         prev_k, cur_k, left = self._window_keys(key, expiry, now)
-        prev, cur = self.storage.mget(prev_k, cur_k)
+        prev, cur = cast(List[Any], self.storage.mget(prev_k, cur_k))
         return int(prev or 0), left, int(cur or 0), left + expiry
 
     def acquire_sliding_window_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
@@ -268,7 +274,7 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         part of it still inside the sliding window, plus the current count) leaves room."""
         if amount > limit:
             return False
-        with self.storage.pipeline(transaction=True) as pipe:
+        with cast(Any, self.storage.pipeline(transaction=True)) as pipe:
             while True:
                 now = time.time()
                 prev_k, cur_k, left = self._window_keys(key, expiry, now)

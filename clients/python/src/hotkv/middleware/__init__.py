@@ -70,7 +70,8 @@ class Limit(Generic[Req]):
     """``"gcra"`` or ``"limiter"``."""
     policy: str
     """The policy name in the RateLimit headers."""
-    limiter: str = ""
+    limiter_name: str = ""
+    """The RATELIMIT limiter's name (limiter limits)."""
     prefix: str = ""
     period_ms: int = 0
     burst: int = 0
@@ -89,7 +90,7 @@ class Limit(Generic[Req]):
         """A named RATELIMIT limiter, created beforehand (``ratelimit_create``, at start-up).
         The limiter name is the policy name; its window for RateLimit-Policy's ``w`` is read
         with RATELIMIT.STATS and cached (``policy_ttl``)."""
-        return Limit("limiter", name, limiter=name)
+        return Limit("limiter", name, limiter_name=name)
 
     def with_key(self, key: Callable[[Req], str]) -> "Limit[Req]":
         """This limit keyed by ``key`` instead of the middleware's key function (an API-key
@@ -322,9 +323,9 @@ class Engine(Generic[Req]):
                 method = "gcra_limit" if charge else "gcra_peek"
                 batch.append((i, method, (lim.prefix + keys[i], lim.period_ms, lim.burst, cost)))
             elif charge:
-                batch.append((i, "ratelimit_check", (lim.limiter, keys[i], cost)))
+                batch.append((i, "ratelimit_check", (lim.limiter_name, keys[i], cost)))
             else:
-                batch.append((i, "ratelimit_peek", (lim.limiter, keys[i])))
+                batch.append((i, "ratelimit_peek", (lim.limiter_name, keys[i])))
         return batch
 
     def _store(self, batch: Batch, results: List[Any], out: List[_Outcome], charge: bool) -> None:
@@ -337,7 +338,7 @@ class Engine(Generic[Req]):
             else:
                 assert isinstance(res, RateLimitResult)
                 if res.unknown_limiter:
-                    raise UnknownLimiterError(f"hotkv.middleware: limiter {lim.limiter!r} does not exist")
+                    raise UnknownLimiterError(f"hotkv.middleware: limiter {lim.limiter_name!r} does not exist")
                 out[i] = _Outcome(rl=res, charged=charge)
 
     def _refuses(self, lim: Limit[Req], o: _Outcome, cost: int) -> bool:
@@ -385,14 +386,14 @@ class Engine(Generic[Req]):
         # stale or when a reply shows another limit. A failed read is cached too (w omitted),
         # so a server refusing STATS costs one round trip per policy_ttl, not one per request.
         now = time.monotonic()
-        stale = []
+        stale: Batch = []
         for i, lim in enumerate(limits):
             rl = out[i].rl
             if lim.kind == "limiter" and rl is not None:
-                cached = self._windows.get(lim.limiter)
+                cached = self._windows.get(lim.limiter_name)
                 if cached is None or cached[0] != rl.limit or now - cached[2] >= self.options.policy_ttl:
-                    if lim.limiter not in [s[2][0] for s in stale]:
-                        stale.append((i, "ratelimit_stats", (lim.limiter,)))
+                    if lim.limiter_name not in [s[2][0] for s in stale]:
+                        stale.append((i, "ratelimit_stats", (lim.limiter_name,)))
         if stale:
             results = yield stale, True
             for (i, _, (name,)), st in zip(stale, results):
@@ -427,7 +428,7 @@ class Engine(Generic[Req]):
                 rl = o.rl
                 assert rl is not None
                 quota, remaining, reset = rl.limit, rl.remaining, -1
-                window = self._windows.get(lim.limiter, (0, 0, 0.0))[1]
+                window = self._windows.get(lim.limiter_name, (0, 0, 0.0))[1]
                 if not ok:
                     if cost > rl.limit:
                         big = True
