@@ -328,3 +328,81 @@ def test_cluster_classes() -> None:
     assert issubclass(hotkv.asyncio.HotKVCluster, redis.asyncio.cluster.RedisCluster)
     assert issubclass(hotkv.asyncio.HotKV, redis.asyncio.Redis)
     assert issubclass(hotkv.HotKV, redis.Redis)
+
+
+# The cluster clients end to end: the single test server stands in for a cluster that owns
+# every slot (the answer to CLUSTER SLOTS is supplied, as the Go client's tests do with
+# go-redis's ClusterSlots option), so every method runs through redis-py's real cluster
+# machinery: routing, per-node response callbacks, result merging and cluster pipelines.
+
+
+def one_node_slots(server: Server) -> Any:
+    return [[0, 16383, [server.host.encode(), server.port, b"node-1"]]]
+
+
+@pytest.fixture
+def cluster(server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[hotkv.cluster.HotKVCluster]:
+    orig = redis.Redis.execute_command
+
+    def execute(self: Any, *args: Any, **kw: Any) -> Any:
+        if args and str(args[0]).upper() == "CLUSTER SLOTS":
+            return one_node_slots(server)
+        return orig(self, *args, **kw)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", execute)
+    reset_server(hotkv.HotKV(host=server.host, port=server.port))
+    c = hotkv.cluster.HotKVCluster(host=server.host, port=server.port)
+    yield c
+    c.close()
+
+
+def test_cluster_client(cluster: hotkv.cluster.HotKVCluster) -> None:
+    freeze(cluster.get_default_node().redis_connection)
+    assert cluster.gcra_limit("rl:{u}:s", 60000, 10) == GCRAResult(False, 10, 9, -1, 6000)
+    assert cluster.gcra_peek("rl:{u}:s", 60000, 10).remaining == 8
+    assert cluster.cl_throttle("rl:{u}:t", 0, 1, 10) == ThrottleResult(False, 1, 0, -1, 10)
+    assert cluster.gcra_reset("rl:{u}:s", "rl:{u}:t") == 2
+    with pytest.raises(RedisClusterException):
+        cluster.gcra_reset("a", "b")
+    assert cluster.ratelimit_create("api", 3, 1000, algo="token_bucket") is True
+    assert cluster.ratelimit_check("api", "user:42", cost=2) == RateLimitResult(True, 1, 0, 3, 0)
+    assert cluster.ratelimit_peek("api", "user:42") == RateLimitResult(True, 1, 0, 3, 2)
+    assert cluster.ratelimit_stats("api").refill_per_sec == 3.0
+    assert cluster.ratelimit_list() == ["api"]  # asked on every primary (here: one), merged
+    assert cluster.ratelimit_reset("api", "user:42") == 1
+    with cluster.pipeline() as pipe:
+        assert isinstance(pipe, hotkv.cluster.ClusterPipeline)
+        pipe.gcra_limit("k", 1000, 1).gcra_limit("k", 1000, 1).ratelimit_check("api", "u").ratelimit_list()
+        out = pipe.execute()
+    assert out == [GCRAResult(False, 1, 0, -1, 1000), GCRAResult(True, 1, 0, 1000, 1000),
+                   RateLimitResult(True, 2, 0, 3, 0), ["api"]]
+    assert cluster.ratelimit_drop("api") is True
+    with pytest.raises(redis.ResponseError, match="^limiter not found$"):
+        cluster.ratelimit_drop("api")
+
+
+async def test_async_cluster_client(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    orig = redis.asyncio.cluster.ClusterNode.execute_command
+
+    async def execute(self: Any, *args: Any, **kw: Any) -> Any:
+        if args and str(args[0]).upper() == "CLUSTER SLOTS":
+            return one_node_slots(server)
+        return await orig(self, *args, **kw)
+
+    monkeypatch.setattr(redis.asyncio.cluster.ClusterNode, "execute_command", execute)
+    reset_server(hotkv.HotKV(host=server.host, port=server.port))
+    freeze(hotkv.HotKV(host=server.host, port=server.port))
+    c = hotkv.asyncio.HotKVCluster(host=server.host, port=server.port, protocol=3)
+    try:
+        assert await c.gcra_limit("rl:{u}:s", 60000, 10) == GCRAResult(False, 10, 9, -1, 6000)
+        assert await c.ratelimit_create("api", 3, 1000) is True
+        assert await c.ratelimit_check("api", "u") == RateLimitResult(True, 2, 0, 3, 0)
+        assert await c.ratelimit_stats("api") == RateLimitStats("api", "sliding_window", 3, 1000, 1, 1, 0)
+        assert await c.ratelimit_list() == ["api"]
+        pipe = c.pipeline()
+        assert isinstance(pipe, hotkv.asyncio.ClusterPipeline)
+        pipe.gcra_limit("rl:{u}:s", 60000, 10).ratelimit_peek("api", "u").gcra_reset("rl:{u}:s")
+        assert await pipe.execute() == [GCRAResult(False, 10, 8, -1, 12000), RateLimitResult(True, 2, 0, 3, 1), 1]
+    finally:
+        await c.aclose()
+        hotkv.HotKV(host=server.host, port=server.port).execute_command("DEBUG", "CLOCK", "RESET")
