@@ -29,6 +29,21 @@ def storage(request: pytest.FixtureRequest, server: Server) -> Iterator[HotKVSto
     yield s
 
 
+def test_import_hotkv_registers_the_scheme(server: Server) -> None:
+    """The one-line switch: after a plain "import hotkv", limits resolves hotkv:// URIs (a
+    fresh interpreter, so no test import has registered it before)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import hotkv\n"
+        "from limits.storage import storage_from_string\n"
+        f"s = storage_from_string('hotkv://{server.host}:{server.port}')\n"
+        "assert type(s).__name__ == 'HotKVStorage' and s.check()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_scheme_options(server: Server) -> None:
     s = storage_from_string(f"hotkv://{server.host}:{server.port}/0", key_prefix="app", socket_timeout=2)
     assert isinstance(s, HotKVStorage) and s.check() and s.key_prefix == "app"

@@ -31,7 +31,20 @@ __all__ = [
 ]
 
 # The limits package finds storages by URI scheme in a registry filled when a storage class is
-# defined. Defining ours on "import hotkv" (when limits is installed) is what makes
-# storage_uri="hotkv://host:port" work in flask-limiter and slowapi after a plain "import hotkv".
-if importlib.util.find_spec("limits") is not None:  # pragma: no branch
+# defined. Defining ours on "import hotkv" (when limits 5 or later is installed: the storage API
+# it implements) is what makes storage_uri="hotkv://host:port" work in flask-limiter and slowapi
+# after a plain "import hotkv". An older limits (Python 3.9 tops out at limits 4) is left alone
+# rather than breaking the client's import.
+def _limits_major() -> int:
+    if importlib.util.find_spec("limits") is None:
+        return 0
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return int(version("limits").split(".")[0])
+    except (PackageNotFoundError, ValueError):
+        return 0
+
+
+if _limits_major() >= 5:
     from . import limits_storage as _limits_storage  # noqa: F401
