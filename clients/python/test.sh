@@ -24,6 +24,6 @@ if [ -z "${HOTKV_SERVER_BIN:-}" ]; then
 fi
 
 echo "== mypy --strict (configured in pyproject.toml)"
-.venv/bin/mypy src/hotkv
+.venv/bin/mypy src/hotkv tests/typing/usage.py
 echo "== pytest"
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -93,7 +93,7 @@ class HotKVStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport):
         if connection_pool is not None:
             self.storage = HotKV(connection_pool=connection_pool, **options)
         else:
-            self.storage = cast(HotKV, HotKV.from_url(url, **options))
+            self.storage = HotKV.from_url(url, **options)
 
     @property
     def base_exceptions(self) -> Union[type[Exception], Tuple[type[Exception], ...]]:
