@@ -125,3 +125,48 @@ def test_errors_wrap(server: Server) -> None:
     s = storage_from_string("hotkv://127.0.0.1:1", wrap_exceptions=True, socket_connect_timeout=0.2)
     with pytest.raises(StorageError):
         FixedWindowRateLimiter(s).hit(parse("1/second"), "u")
+
+
+# The asyncio storage (async+hotkv://) through limits.aio's strategies.
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "sortedset"])
+async def test_async_storage(server: Server, native: bool) -> None:
+    from limits.aio import strategies as aio
+
+    from hotkv.limits_storage import AsyncHotKVStorage
+
+    reset_server(hotkv.HotKV(host=server.host, port=server.port))
+    flag = "" if native else "?native_moving_window=false"
+    s = storage_from_string(f"async+hotkv://{server.host}:{server.port}{flag}")
+    assert isinstance(s, AsyncHotKVStorage) and s.native_moving_window is native
+    assert await s.check()
+
+    fixed = aio.FixedWindowRateLimiter(s)
+    item = parse("2/minute")
+    assert [await fixed.hit(item, "u") for _ in range(3)] == [True, True, False]
+    assert (await fixed.get_window_stats(item, "u")).remaining == 0
+    await fixed.clear(item, "u")
+    assert await fixed.hit(item, "u")
+
+    moving = aio.MovingWindowRateLimiter(s)
+    item = parse("3/second")
+    assert await moving.hit(item, "m", cost=3) and not await moving.hit(item, "m")
+    stats = await moving.get_window_stats(item, "m")
+    assert stats.remaining == 0 and stats.reset_time <= time.time() + 1.01
+    await moving.clear(item, "m")
+    assert await moving.test(item, "m") and await moving.hit(item, "m")
+
+    sliding = aio.SlidingWindowCounterRateLimiter(s)
+    item = parse("4/day")
+    assert all([await sliding.hit(item, "w") for _ in range(4)]) and not await sliding.hit(item, "w")
+    assert (await sliding.get_window_stats(item, "w")).remaining == 0
+    await sliding.clear(item, "w")
+    assert await sliding.hit(item, "w", cost=4)
+
+    # The sync and the async storage share their state layout.
+    sync = storage_from_string(f"hotkv://{server.host}:{server.port}{flag}")
+    assert MovingWindowRateLimiter(sync).get_window_stats(parse("3/second"), "m").remaining == 2
+    assert FixedWindowRateLimiter(sync).get_window_stats(parse("2/minute"), "u").remaining == 1
+    assert await s.reset() >= 3
+    assert sync.storage.keys("LIMITS:*") == []
