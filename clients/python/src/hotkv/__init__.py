@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from ._commands import HotKVCommands
+from ._commands import KEY_POSITIONS, RESPONSE_CALLBACKS, HotKVCommands
 from ._results import GCRAResult, RateLimitResult, RateLimitStats, ReplyError, ThrottleResult
 from .client import HotKV, Pipeline
 
@@ -21,6 +21,8 @@ __version__ = "0.1.0"
 __all__ = [
     "HotKV",
     "HotKVCommands",
+    "RESPONSE_CALLBACKS",
+    "KEY_POSITIONS",
     "Pipeline",
     "GCRAResult",
     "ThrottleResult",

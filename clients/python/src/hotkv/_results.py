@@ -158,9 +158,11 @@ class RateLimitStats:
     """The reply of RATELIMIT.STATS (a flat array in RESP2, a map in RESP3)."""
 
     name: str
+    """The limiter's name."""
     algo: str
     """``sliding_window``, ``token_bucket`` or ``leaky_bucket``."""
     limit: int
+    """The limiter's limit."""
     window_ms: int
     """The window; for the bucket algorithms it only sets the default rate."""
     unique_keys: int

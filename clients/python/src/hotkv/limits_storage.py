@@ -80,6 +80,8 @@ class _Layout:
         return url
 
     def prefixed_key(self, key: str) -> str:
+        """The keyspace key for a limits key: every key this storage writes starts with
+        ``key_prefix:``, which is what lets :meth:`reset` find them."""
         return f"{self.key_prefix}:{key}"
 
     @staticmethod
@@ -153,6 +155,7 @@ class HotKVStorage(_Layout, Storage, MovingWindowSupport, SlidingWindowCounterSu
 
     @property
     def base_exceptions(self) -> Union[type[Exception], Tuple[type[Exception], ...]]:
+        """redis-py's errors: what limits wraps in StorageError with wrap_exceptions."""
         return redis.RedisError
 
     # Fixed window.
@@ -168,13 +171,16 @@ class HotKVStorage(_Layout, Storage, MovingWindowSupport, SlidingWindowCounterSu
         return _n(count)
 
     def get(self, key: str) -> int:
+        """The fixed window's current count (0 when the window has not started)."""
         return _n(self.storage.get(self.prefixed_key(key)) or 0)
 
     def get_expiry(self, key: str) -> float:
+        """When the fixed window ends, as a Unix time (now when it has not started)."""
         pttl = _n(self.storage.pttl(self.prefixed_key(key)))
         return max(pttl, 0) / 1000 + time.time()
 
     def check(self) -> bool:
+        """Health check: whether the server answers PING."""
         try:
             return bool(self.storage.ping())
         except redis.RedisError:
@@ -356,6 +362,7 @@ class AsyncHotKVStorage(_Layout, aio_base.Storage, aio_base.MovingWindowSupport,
 
     @property
     def base_exceptions(self) -> Union[type[Exception], Tuple[type[Exception], ...]]:
+        """redis-py's errors: what limits wraps in StorageError with wrap_exceptions."""
         return redis.RedisError
 
     async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
