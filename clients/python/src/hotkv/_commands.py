@@ -1,0 +1,215 @@
+"""The rate-limiting commands as a redis-py command mixin, shared by every HotKV client class.
+
+Like redis-py's own command classes, each method builds the command and returns
+``self.execute_command(...)``: a sync client returns the reply, an asyncio client an awaitable,
+a pipeline (also inside ``MULTI``/``EXEC``) queues the command and returns itself. The typed
+results are built by response callbacks (:data:`RESPONSE_CALLBACKS`) that each client class
+registers, so they come out of ``pipe.execute()`` too.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+
+from redis.exceptions import RedisClusterException
+from redis.typing import KeyT
+
+from ._results import (
+    GCRAResult,
+    RateLimitResult,
+    RateLimitStats,
+    ThrottleResult,
+    parse_gcra,
+    parse_int,
+    parse_names,
+    parse_ok,
+    parse_ratelimit,
+    parse_stats,
+    parse_throttle,
+)
+
+T = TypeVar("T")
+
+#: What a command method returns: the result for a sync client, an awaitable of it for an
+#: asyncio client (and the pipeline itself while queuing, as in redis-py).
+Reply = Union[T, Awaitable[T]]
+
+#: A rate as RATELIMIT.CREATE's REFILL/DRAIN take it: units per second.
+Rate = Union[int, float, Decimal, str]
+
+#: Response callbacks by command name; every client class installs them.
+RESPONSE_CALLBACKS: Dict[str, Callable[..., Any]] = {
+    "GCRA.LIMIT": parse_gcra,
+    "GCRA.PEEK": parse_gcra,
+    "GCRA.RESET": parse_int,
+    "CL.THROTTLE": parse_throttle,
+    "RATELIMIT.CREATE": parse_ok,
+    "RATELIMIT.CHECK": parse_ratelimit,
+    "RATELIMIT.PEEK": parse_ratelimit,
+    "RATELIMIT.RESET": parse_int,
+    "RATELIMIT.STATS": parse_stats,
+    "RATELIMIT.DROP": parse_ok,
+    "RATELIMIT.LIST": parse_names,
+}
+
+#: Where each command's keys are, as (first, last, step) over the arguments after the name,
+#: ``last`` -1 meaning "to the end" (the server's COMMAND INFO key specs). RATELIMIT.* route by
+#: the limiter name, their only key; the per-limiter key is not a keyspace key. Cluster
+#: clients use this table instead of asking the server with COMMAND, which also works before
+#: redis-py has loaded the command metadata.
+KEY_POSITIONS: Dict[str, Tuple[int, int, int]] = {
+    "GCRA.LIMIT": (1, 1, 1),
+    "GCRA.PEEK": (1, 1, 1),
+    "GCRA.RESET": (1, -1, 1),
+    "CL.THROTTLE": (1, 1, 1),
+    "RATELIMIT.CREATE": (1, 1, 1),
+    "RATELIMIT.CHECK": (1, 1, 1),
+    "RATELIMIT.PEEK": (1, 1, 1),
+    "RATELIMIT.RESET": (1, 1, 1),
+    "RATELIMIT.STATS": (1, 1, 1),
+    "RATELIMIT.DROP": (1, 1, 1),
+}
+
+
+def command_keys(args: Tuple[Any, ...]) -> Optional[List[Any]]:
+    """The keys of a HotKV rate-limit command line (name first), or None when the command is
+    not one of them (the caller then asks redis-py's own parser)."""
+    if not args or not isinstance(args[0], (str, bytes)):
+        return None
+    name = args[0].decode() if isinstance(args[0], bytes) else args[0]
+    pos = KEY_POSITIONS.get(name.upper())
+    if pos is None:
+        return None
+    first, last, step = pos
+    end = len(args) if last < 0 else last + 1
+    return list(args[first:end:step])
+
+
+def slot_of(client: Any, command: str, keys: List[Any]) -> int:
+    """The one slot of a command's keys (hash tags apply), or redis-py's cross-slot error."""
+    if not keys:
+        raise RedisClusterException(f"{command} needs at least one key")
+    slots = {client.keyslot(k) for k in keys}
+    if len(slots) != 1:
+        raise RedisClusterException(f"{command} - all keys must map to the same key slot")
+    return int(slots.pop())
+
+
+def format_rate(rate: Rate) -> str:
+    """Writes a rate in the server's syntax: plain decimal digits, no exponent. A float is
+    written as its shortest repr (``0.5``, ``2.5``) expanded to plain digits (``1e-08`` becomes
+    ``0.00000001``); a str is sent as it is. Invalid values reach the server, which answers
+    ``ERR invalid rate: must be a positive number``."""
+    if isinstance(rate, str):
+        return rate
+    if isinstance(rate, bool):
+        raise TypeError("rate must be a number, not bool")
+    if isinstance(rate, int):
+        return str(rate)
+    if isinstance(rate, float):
+        if rate != rate or rate in (float("inf"), float("-inf")):
+            return repr(rate)
+        return format(Decimal(repr(rate)), "f")
+    return format(rate, "f")
+
+
+class HotKVCommands:
+    """HotKV's rate-limiting commands (the specification's GCRA.*, CL.THROTTLE and
+    RATELIMIT.*). Mixed into :class:`hotkv.HotKV`, :class:`hotkv.asyncio.HotKV`, the cluster
+    clients and their pipelines.
+
+    Times follow the wire: milliseconds for GCRA and RATELIMIT, seconds for CL.THROTTLE.
+    Arguments are not validated here: the server checks them and its exact error text surfaces
+    as :class:`redis.ResponseError`.
+    """
+
+    # Provided by the redis-py class this is mixed into.
+    execute_command: Callable[..., Any]
+
+    def gcra_limit(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> Reply[GCRAResult]:
+        """GCRA.LIMIT: allows or denies a request of ``count`` units under a limit of
+        ``burst`` units per ``period_ms`` with smooth refill, and records it if allowed, in
+        one atomic step. A denied request changes nothing.
+
+        State lives in ``key``, an ordinary string key; a key holding anything but an integer
+        string is refused with WRONGTYPE, so use a dedicated prefix such as ``rl:``."""
+        return self.execute_command("GCRA.LIMIT", key, period_ms, burst, count)  # type: ignore[no-any-return]
+
+    def gcra_peek(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> Reply[GCRAResult]:
+        """GCRA.PEEK: what :meth:`gcra_limit` with the same arguments would reply now,
+        including the units it would use, recording nothing. Read-only (replicas may serve
+        it)."""
+        return self.execute_command("GCRA.PEEK", key, period_ms, burst, count)  # type: ignore[no-any-return]
+
+    def gcra_reset(self, *keys: KeyT) -> Reply[int]:
+        """GCRA.RESET: deletes GCRA (and CL.THROTTLE) state and returns how many of the keys
+        existed; a key listed twice counts once. If any existing key is not GCRA state the
+        server replies WRONGTYPE and deletes nothing. In a cluster all keys must share a slot
+        (use hash tags)."""
+        return self.execute_command("GCRA.RESET", *keys)  # type: ignore[no-any-return]
+
+    def cl_throttle(
+        self, key: KeyT, max_burst: int, count_per_period: int, period_s: int, quantity: int = 1
+    ) -> Reply[ThrottleResult]:
+        """CL.THROTTLE, the redis-cell compatible form: ``count_per_period`` units per
+        ``period_s`` seconds, bursts of ``max_burst + 1``. ``quantity`` 0 only reports the
+        state. It shares its state format with GCRA.LIMIT."""
+        return self.execute_command(  # type: ignore[no-any-return]
+            "CL.THROTTLE", key, max_burst, count_per_period, period_s, quantity
+        )
+
+    def ratelimit_create(
+        self,
+        name: KeyT,
+        limit: int,
+        window_ms: int,
+        algo: Optional[str] = None,
+        refill: Optional[Rate] = None,
+        drain: Optional[Rate] = None,
+    ) -> Reply[bool]:
+        """RATELIMIT.CREATE: creates a named limiter; True on ``OK``.
+
+        ``algo`` is ``"sliding_window"`` (the server's default), ``"token_bucket"`` or
+        ``"leaky_bucket"``; ``refill`` (token bucket) and ``drain`` (leaky bucket) are units
+        per second (default ``limit`` per ``window_ms``). An existing name fails with
+        ``ERR limiter already exists or limit reached``, even with identical settings; there
+        is no ALTER (drop and create again)."""
+        args: List[Any] = ["RATELIMIT.CREATE", name, limit, window_ms]
+        if algo is not None:
+            args += ["ALGO", algo]
+        if refill is not None:
+            args += ["REFILL", format_rate(refill)]
+        if drain is not None:
+            args += ["DRAIN", format_rate(drain)]
+        return self.execute_command(*args)  # type: ignore[no-any-return]
+
+    def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> Reply[RateLimitResult]:
+        """RATELIMIT.CHECK: checks a request of ``cost`` units for ``key`` against the named
+        limiter and counts it if allowed. An unknown limiter is not an error: the reply is all
+        zeros (:attr:`RateLimitResult.unknown_limiter`)."""
+        return self.execute_command("RATELIMIT.CHECK", name, key, "COST", cost)  # type: ignore[no-any-return]
+
+    def ratelimit_peek(self, name: KeyT, key: KeyT) -> Reply[RateLimitResult]:
+        """RATELIMIT.PEEK: answers for a hypothetical cost of 1 and counts nothing; unlike
+        GCRA.PEEK it subtracts nothing (``remaining`` is what is left now)."""
+        return self.execute_command("RATELIMIT.PEEK", name, key)  # type: ignore[no-any-return]
+
+    def ratelimit_reset(self, name: KeyT, key: KeyT) -> Reply[int]:
+        """RATELIMIT.RESET: forgets one key's state; 1 if it had live state, else 0. Totals
+        are kept. Unknown limiter: ``ERR limiter not found``."""
+        return self.execute_command("RATELIMIT.RESET", name, key)  # type: ignore[no-any-return]
+
+    def ratelimit_stats(self, name: KeyT) -> Reply[RateLimitStats]:
+        """RATELIMIT.STATS: the limiter's settings, its keys with live state and its allowed
+        and denied totals (in units)."""
+        return self.execute_command("RATELIMIT.STATS", name)  # type: ignore[no-any-return]
+
+    def ratelimit_drop(self, name: KeyT) -> Reply[bool]:
+        """RATELIMIT.DROP: deletes the limiter with its state and totals; True on ``OK``."""
+        return self.execute_command("RATELIMIT.DROP", name)  # type: ignore[no-any-return]
+
+    def ratelimit_list(self) -> Reply[List[str]]:
+        """RATELIMIT.LIST: the limiter names, sorted bytewise. Limiters are node-local; the
+        cluster clients ask every primary and merge the lists."""
+        return self.execute_command("RATELIMIT.LIST")  # type: ignore[no-any-return]

@@ -1,0 +1,37 @@
+"""Type-checked (mypy --strict, from test.sh), never run: what users' code sees. Each
+assignment fails the check if a method's declared type is wrong."""
+
+from __future__ import annotations
+
+from typing import List
+
+import hotkv
+import hotkv.asyncio
+import hotkv.cluster
+from hotkv import GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult
+
+
+def sync(client: hotkv.HotKV) -> None:
+    g: GCRAResult = client.gcra_limit("k", 60000, 10)
+    p: GCRAResult = client.gcra_peek("k", 60000, 10, 2)
+    n: int = client.gcra_reset("k", "j")
+    t: ThrottleResult = client.cl_throttle("k", 4, 1, 1)
+    ok: bool = client.ratelimit_create("api", 100, 60000, algo="token_bucket", refill=0.5)
+    c: RateLimitResult = client.ratelimit_check("api", "user:42", cost=1)
+    s: RateLimitStats = client.ratelimit_stats("api")
+    names: List[str] = client.ratelimit_list()
+    from_url: hotkv.HotKV = hotkv.HotKV.from_url("redis://localhost:6379")
+    wait: float = g.retry_after.total_seconds() + t.reset_after.total_seconds()
+    print(p, n, ok, c.unknown_limiter, s.rate, names, from_url, wait)
+
+
+async def asynchronous(client: hotkv.asyncio.HotKV) -> None:
+    g: GCRAResult = await client.gcra_limit("k", 60000, 10)
+    c: RateLimitResult = await client.ratelimit_check("api", "user:42")
+    names: List[str] = await client.ratelimit_list()
+    print(g, c, names)
+
+
+def cluster(client: hotkv.cluster.HotKVCluster) -> None:
+    g: GCRAResult = client.gcra_limit("rl:{u}:s", 1000, 5)
+    print(g)
