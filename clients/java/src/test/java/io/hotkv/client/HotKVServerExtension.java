@@ -10,7 +10,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * root store, which closes it, killing the process, when the run ends) and injects it as a
  * {@link TestServer} parameter.
  */
-final class HotKVServerExtension implements BeforeAllCallback, ParameterResolver {
+public final class HotKVServerExtension implements BeforeAllCallback, ParameterResolver {
   private static final ExtensionContext.Namespace NS =
       ExtensionContext.Namespace.create(HotKVServerExtension.class);
 

@@ -10,41 +10,41 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.commands.ProtocolCommand;
 
 /** Test helpers: clients in either protocol, raw commands and the server clock. */
-final class Support {
+public final class Support {
   private Support() {}
 
-  static final long T0 = 1_700_000_000_000L;
+  public static final long T0 = 1_700_000_000_000L;
 
   /** A pooled Jedis client speaking the given protocol to the test server. */
-  static UnifiedJedis jedis(TestServer server, RedisProtocol protocol) {
+  public static UnifiedJedis jedis(TestServer server, RedisProtocol protocol) {
     return RedisClient.builder()
         .hostAndPort(new HostAndPort(server.host, server.port))
         .clientConfig(DefaultJedisClientConfig.builder().protocol(protocol).build())
         .build();
   }
 
-  static HotKV client(TestServer server, RedisProtocol protocol) {
+  public static HotKV client(TestServer server, RedisProtocol protocol) {
     return new HotKV(jedis(server, protocol));
   }
 
   /** Any command by name, for raw steps and server administration. */
-  record Raw(String name) implements ProtocolCommand {
+  public record Raw(String name) implements ProtocolCommand {
     @Override
     public byte[] getRaw() {
       return name.getBytes(StandardCharsets.UTF_8);
     }
   }
 
-  static Object raw(UnifiedJedis jedis, String name, String... args) {
+  public static Object raw(UnifiedJedis jedis, String name, String... args) {
     return jedis.sendCommand(new Raw(name), args);
   }
 
-  static void clock(UnifiedJedis jedis, long unixMillis) {
+  public static void clock(UnifiedJedis jedis, long unixMillis) {
     raw(jedis, "DEBUG", "CLOCK", "SET", Long.toString(unixMillis));
   }
 
   /** FLUSHALL and drop every limiter: a clean server for the next test. */
-  static void clean(HotKV client) {
+  public static void clean(HotKV client) {
     client.jedis().flushAll();
     for (String name : client.rateLimit().list()) {
       client.rateLimit().drop(name);
@@ -52,7 +52,7 @@ final class Support {
   }
 
   /** The protocol a connection of this client actually speaks, from CLIENT INFO. */
-  static int negotiatedProtocol(UnifiedJedis jedis) {
+  public static int negotiatedProtocol(UnifiedJedis jedis) {
     Object info = raw(jedis, "CLIENT", "INFO");
     String text = new String((byte[]) info, StandardCharsets.UTF_8);
     for (String field : text.trim().split(" ")) {
@@ -63,5 +63,5 @@ final class Support {
     throw new AssertionError("no resp= in CLIENT INFO: " + text);
   }
 
-  static final List<RedisProtocol> PROTOCOLS = List.of(RedisProtocol.RESP2, RedisProtocol.RESP3);
+  public static final List<RedisProtocol> PROTOCOLS = List.of(RedisProtocol.RESP2, RedisProtocol.RESP3);
 }

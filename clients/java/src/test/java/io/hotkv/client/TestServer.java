@@ -22,9 +22,9 @@ import java.util.stream.Stream;
  * tests freeze its clock with {@code DEBUG CLOCK SET}. It is killed when the test run ends
  * (JUnit closes it with the root extension store) and, as a backstop, by a shutdown hook.
  */
-final class TestServer implements AutoCloseable {
-  final String host = "127.0.0.1";
-  final int port;
+public final class TestServer implements AutoCloseable {
+  public final String host = "127.0.0.1";
+  public final int port;
   private final Process process;
   private final Path dir;
 
@@ -128,15 +128,19 @@ final class TestServer implements AutoCloseable {
         "cannot find cmd/hotkv-server above the working directory; set HOTKV_SERVER_BIN");
   }
 
-  static int freePort() throws IOException {
+  public static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }
   }
 
   @Override
-  public void close() throws Exception {
-    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+  public void close() throws IOException {
+    try {
+      process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     deleteTree(dir);
   }
 

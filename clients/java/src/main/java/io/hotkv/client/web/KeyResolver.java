@@ -65,9 +65,6 @@ final class IpAddresses {
       return null;
     }
     s = s.trim();
-    if (s.startsWith("[") && s.endsWith("]")) {
-      s = s.substring(1, s.length() - 1);
-    }
     try {
       if (IPV4.matcher(s).matches()) {
         String[] parts = s.split("\\.");
@@ -138,6 +135,10 @@ final class IpAddresses {
 
   static String clientKey(HttpServletRequest r, List<Prefix> trusted) {
     String host = r.getRemoteAddr();
+    // Containers differ on whether an IPv6 peer address comes in brackets.
+    if (host != null && host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
     InetAddress peer = parse(host);
     if (peer == null) {
       return host == null ? "" : host;
