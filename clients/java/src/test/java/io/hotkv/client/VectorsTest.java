@@ -59,7 +59,7 @@ class VectorsTest {
       clients.add(client);
       List<DynamicNode> cases = new ArrayList<>();
       for (JsonNode c : file.get("cases")) {
-        cases.add(DynamicTest.dynamicTest(c.get("name").asText(), () -> runCase(client, file, c)));
+        cases.add(DynamicTest.dynamicTest(c.get("name").asText(), () -> runCase(client, file, c, proto)));
       }
       out.add(
           DynamicContainer.dynamicContainer(
@@ -78,7 +78,7 @@ class VectorsTest {
     return out.stream();
   }
 
-  private static void runCase(HotKV client, JsonNode file, JsonNode vc) {
+  private static void runCase(HotKV client, JsonNode file, JsonNode vc, RedisProtocol proto) {
     UnifiedJedis jedis = client.jedis();
     Support.clean(client);
     Map<String, String> defaults = strings(file.get("defaults"));
@@ -91,7 +91,7 @@ class VectorsTest {
       int i = 0;
       for (JsonNode step : vc.get("steps")) {
         Support.clock(jedis, t0 + step.get("at").asLong());
-        String where = "step " + i + " (" + step.get("op").asText() + " at t0+" + step.get("at") + ")";
+        String where = proto + " " + vc.get("name").asText() + " step " + i + " (" + step.get("op").asText() + " at t0+" + step.get("at") + ")";
         if (step.has("error")) {
           JedisDataException e =
               assertThrows(JedisDataException.class, () -> run(client, step), where);
