@@ -372,6 +372,10 @@ class RateLimitFilterTest {
       {"::ffff:192.0.2.1", null, "192.0.2.1"},
       {"10.0.0.2", "::ffff:198.51.100.7", "198.51.100.7"},
       {"10.0.0.2", "not-an-ip, 10.0.0.7", "not-an-ip"},
+      // Untrusted IPv6 peers in RFC 5952 form, as Go's netip writes them.
+      {"2001:DB8:0:0:0:0:0:1", "198.51.100.7", "2001:db8::1"},
+      {"[fe80:0:0:1:0:0:0:0]", null, "fe80:0:0:1::"},
+      {"1:0:2:0:3:0:4:0", null, "1:0:2:0:3:0:4:0"},
     };
     for (String[] c : cases) {
       MockHttpServletRequest req = new MockHttpServletRequest();
