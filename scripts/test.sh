@@ -2,7 +2,8 @@
 # Runs every check CI runs (`make test`, `.ci/run`): setup, gofmt, go vet, the whole Go suite
 # under the race detector, bounded fuzz runs (the RESP reader, the snapshot decoder, the
 # append-only log reader, the DUMP payload decoder, and FuzzCommands: hostile command lines
-# against a live server), the redis-cli smoke test, and the Redis test suites of two rate-limit
+# against a live server), the Python, Node.js and Java clients' own test runners
+# (clients/*/test.sh), the redis-cli smoke test, and the Redis test suites of two rate-limit
 # libraries against Redis 7 and HotKV (scripts/ratelimit-libs.sh: HotKV must pass what Redis
 # passes), and Redis's TCL units for auth, ACL and limits (redis_sec below).
 # Every step runs even after a failure; the script prints each step's summary and exits
@@ -102,6 +103,8 @@ step gofmt gofmt_check
 step vet go vet ./...
 step go-test go_tests
 step go-client go_client
+step client-py bash clients/python/test.sh
+step client-java bash clients/java/test.sh
 step fuzz fuzz FuzzReader ./internal/resp/ "$FUZZTIME"
 step fuzz-snap fuzz FuzzDecode ./internal/persist/ "$SNAPSHOT_FUZZTIME"
 step fuzz-log fuzz FuzzLogReader ./internal/persist/ "$SNAPSHOT_FUZZTIME"
