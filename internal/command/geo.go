@@ -43,7 +43,7 @@ func geoCommands() []*Command {
 		c := row(name, -first, FlagReadOnly, "read", since, syntax, radiusN, summary, h)
 		if store {
 			c.Flags, c.ACL[0] = FlagWrite|FlagDenyOOM, "write"
-			c.Syntax += " [STORE key | STOREDIST key]"
+			c.Syntax += " [STORE key] [STOREDIST key]"
 			c.KeySpecs = []KeySpec{{Flags: KSRO | KSAccess, Begin: 1, Step: 1},
 				{Flags: KSOW | KSUpdate, BeginKeyword: "STORE", Begin: first, Step: 1},
 				{Flags: KSOW | KSUpdate, BeginKeyword: "STOREDIST", Begin: first, Step: 1}}
@@ -67,10 +67,10 @@ func geoCommands() []*Command {
 		geoadd,
 		row("geodist", -4, FlagReadOnly, "read", "3.2.0", "key member1 member2 [M | KM | FT | MI]", "O(log(N))",
 			"Returns the distance between two members of a geospatial index", geodistCommand),
-		row("geohash", -2, FlagReadOnly, "read", "3.2.0", "key [member [member ...]]",
+		row("geohash", -2, FlagReadOnly, "read", "3.2.0", "key member [member ...]",
 			"O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
 			"Returns members of a geospatial index as standard geohash strings", geohashCommand),
-		row("geopos", -2, FlagReadOnly, "read", "3.2.0", "key [member [member ...]]", "O(N) where N is the number of members requested.",
+		row("geopos", -2, FlagReadOnly, "read", "3.2.0", "key member [member ...]", "O(N) where N is the number of members requested.",
 			"Returns longitude and latitude of members of a geospatial index", geoposCommand),
 		radius("georadius", false, true, "3.2.0",
 			"Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point",
