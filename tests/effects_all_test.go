@@ -880,7 +880,7 @@ func TestEffectsOfEachWrite(t *testing.T) {
 		"GEOADD", "geo", "CH", 13.361389, 38.115556, "Palermo", 15.087269, 37.502669, "Catania")
 	expect(none, "GEOADD", "geo", "NX", 13.361389, 38.115556, "Palermo")
 	expect(none, "GEORADIUS", "geo", 15, 37, 200, "km", "WITHDIST")
-	expect([]string{"0: MULTI", "0: DEL near", "0: ZADD near 190.4424298477578 Palermo 56.4412578701582 Catania", "0: EXEC"},
+	expect([]string{"0: MULTI", "0: DEL near", "0: ZADD near 190.44242984775784 Palermo 56.4412578701582 Catania", "0: EXEC"},
 		"GEORADIUS", "geo", 15, 37, 200, "km", "STOREDIST", "near")
 	expect([]string{"0: MULTI", "0: DEL near", "0: ZADD near 3479447370796909 Catania", "0: EXEC"},
 		"GEOSEARCHSTORE", "near", "geo", "FROMMEMBER", "Catania", "BYBOX", 10, 10, "km")

@@ -306,15 +306,15 @@ func LatDistance(lat1, lat2 float64) float64 {
 func Distance(lon1, lat1, lon2, lat2 float64) float64 {
 	lon1r := degRad(lon1)
 	lon2r := degRad(lon2)
-	v := math.Sin((lon2r - lon1r) / 2)
+	v := Sin((lon2r - lon1r) / 2)
 	if v == 0 {
 		return LatDistance(lat1, lat2)
 	}
 	lat1r := degRad(lat1)
 	lat2r := degRad(lat2)
-	u := math.Sin((lat2r - lat1r) / 2)
-	a := float64(u*u) + float64(float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v)*v)
-	return 2.0 * EarthRadius * math.Asin(math.Sqrt(a))
+	u := Sin((lat2r - lat1r) / 2)
+	a := float64(u*u) + float64(float64(float64(Cos(lat1r)*Cos(lat2r))*v)*v)
+	return 2.0 * EarthRadius * Asin(math.Sqrt(a))
 }
 
 // Shape is a search area around a centre: a circle of Radius, or a box of Width by Height,
@@ -338,8 +338,8 @@ func (s *Shape) Bounds() [4]float64 {
 		width = s.Conversion * s.Radius
 	}
 	latDelta := radDeg(height / EarthRadius)
-	lonDeltaTop := radDeg(width / EarthRadius / math.Cos(degRad(s.Lat+latDelta)))
-	lonDeltaBottom := radDeg(width / EarthRadius / math.Cos(degRad(s.Lat-latDelta)))
+	lonDeltaTop := radDeg(width / EarthRadius / Cos(degRad(s.Lat+latDelta)))
+	lonDeltaBottom := radDeg(width / EarthRadius / Cos(degRad(s.Lat-latDelta)))
 	var b [4]float64
 	// The hemispheres mirror each other: the box is widest on the side nearer the equator.
 	if s.Lat < 0 {
