@@ -151,3 +151,27 @@ func TestGeoHostileArguments(t *testing.T) {
 	}
 	require.Equal(t, "+PONG\r\n", r.Do("PING"))
 }
+
+// A stored search changes its destination only: WATCH sees the destination change (also
+// when the result is empty and deletes it), not the source or a destination the line names
+// first and then overrides.
+func TestGeoStoreTouchesOnlyDestination(t *testing.T) {
+	s := testutil.StartServer(t)
+	a, b := s.Dial(t), s.Dial(t)
+	a.Do("GEOADD", "src", "13.361389", "38.115556", "Palermo")
+	try := func(watch string, cmd ...string) string {
+		t.Helper()
+		require.Equal(t, "+OK\r\n", a.Do("WATCH", watch))
+		b.Do(cmd...)
+		a.Do("MULTI")
+		a.Do("PING")
+		return a.Do("EXEC")
+	}
+	require.Equal(t, "*-1\r\n", try("dst", "GEORADIUS", "src", "13", "38", "100", "km", "STORE", "dst"))
+	require.Equal(t, "*1\r\n+PONG\r\n", try("src", "GEORADIUS", "src", "13", "38", "100", "km", "STORE", "dst"))
+	require.Equal(t, "*1\r\n+PONG\r\n", try("first", "GEORADIUS", "src", "13", "38", "100", "km", "STORE", "first", "STOREDIST", "dst"))
+	require.Equal(t, ":0\r\n", b.Do("EXISTS", "first"))
+	require.Equal(t, "*-1\r\n", try("dst", "GEOSEARCHSTORE", "dst", "src", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m"))
+	require.Equal(t, ":0\r\n", b.Do("EXISTS", "dst"))
+	require.Equal(t, "*-1\r\n", try("src", "GEOADD", "src", "1", "1", "x"))
+}

@@ -498,7 +498,7 @@ func georadiusGeneric(c *Ctx, srcIdx int, flags int) {
 		}
 	}
 
-	var withDist, withHash, withCoord, fromMember, fromLonLat, byRadius, byBox, any bool
+	var withDist, withHash, withCoord, fromMember, fromLonLat, byRadius, byBox, anyOpt bool
 	sortDir := 0 // 0 none, 1 ascending, 2 descending
 	var count int64
 	search := flags&geoSearch != 0
@@ -513,7 +513,7 @@ func georadiusGeneric(c *Ctx, srcIdx int, flags int) {
 		case EqualFold(arg, "withcoord"):
 			withCoord = true
 		case EqualFold(arg, "any"):
-			any = true
+			anyOpt = true
 		case EqualFold(arg, "asc"):
 			sortDir = 1
 		case EqualFold(arg, "desc"):
@@ -582,19 +582,14 @@ func georadiusGeneric(c *Ctx, srcIdx int, flags int) {
 		c.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(c.Args[0]))
 		return
 	}
-	if any && count == 0 {
+	if anyOpt && count == 0 {
 		c.Error("ERR the ANY argument requires COUNT argument")
 		return
 	}
 
 	if z == nil {
 		if storeKey != nil {
-			if c.DB.Delete(storeKey, c.Now) {
-				c.Dirty(1)
-				c.notify(evGeneric, "del", storeKey)
-				c.emitDel(storeKey)
-			}
-			c.W.Int(0)
+			geoStore(c, storeKey, nil, 1, false, search)
 		} else {
 			c.W.Array(0)
 		}
@@ -603,11 +598,11 @@ func georadiusGeneric(c *Ctx, srcIdx int, flags int) {
 
 	// COUNT without an order means the nearest ones (but not with ANY, which takes the first
 	// found).
-	if count != 0 && sortDir == 0 && !any {
+	if count != 0 && sortDir == 0 && !anyOpt {
 		sortDir = 1
 	}
 	limit := 0
-	if any {
+	if anyOpt {
 		limit = int(min(count, math.MaxInt32))
 	}
 	points := geoSearchShape(z, &shape, limit)
@@ -668,10 +663,14 @@ func geoReplyPoints(c *Ctx, points []geoPoint, conversion float64, withDist, wit
 // STOREDIST, by distance in the search's unit; an empty result deletes key. The effect is the
 // resulting set (DEL key, ZADD key score member ... as one MULTI/EXEC block), or DEL key.
 func geoStore(c *Ctx, key []byte, points []geoPoint, conversion float64, storeDist, search bool) {
+	// Only the destination changes, whichever other STORE or STOREDIST the line also names
+	// (the dispatcher would tell WATCH about every key the key specs find).
+	c.touched = true
 	if len(points) == 0 {
 		if c.DB.Delete(key, c.Now) {
 			c.Dirty(1)
 			c.notify(evGeneric, "del", key)
+			c.touchIn(c.DB, key)
 			c.emitDel(key)
 		}
 		c.W.Int(0)
@@ -698,6 +697,7 @@ func geoStore(c *Ctx, key []byte, points []geoPoint, conversion float64, storeDi
 	}
 	c.notify(evZSet, ev, key)
 	c.markReady(key)
+	c.touchIn(c.DB, key)
 	if c.Store.Journal != nil {
 		own := c.tx == nil
 		if own {
