@@ -264,3 +264,30 @@ func FuzzGeo(f *testing.F) {
 		}
 	})
 }
+
+// The shortcut that rejects candidates by an approximate distance never rejects one the exact
+// distance accepts, right at the edge of circles and boxes included.
+func TestContainsShortcutIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for i := 0; i < 200000; i++ {
+		lon1, lat1 := LonMin+rng.Float64()*360, LatMin+rng.Float64()*(LatMax-LatMin)
+		lon2, lat2 := lon1+(rng.Float64()*2-1)*rng.Float64()*20, lat1+(rng.Float64()*2-1)*rng.Float64()*10
+		exact := Distance(lon1, lat1, lon2, lat2)
+		if a := approxDistance(lon1, lat1, lon2, lat2); math.Abs(a-exact) > exact*1e-14+1e-12 {
+			t.Fatalf("approximate distance %v, exact %v", a, exact)
+		}
+		// A radius equal to the exact distance, or one ulp either side.
+		for _, r := range []float64{exact, math.Nextafter(exact, 0), math.Nextafter(exact, math.Inf(1))} {
+			s := Shape{Lon: lon1, Lat: lat1, Radius: r, Conversion: 1}
+			d, ok := s.Contains(lon2, lat2)
+			if ok != !(exact > r) || (ok && d != exact) {
+				t.Fatalf("Contains at radius %v (distance %v): %v, %v", r, exact, d, ok)
+			}
+		}
+		w := 2 * Distance(lon2, lat2, lon1, lat2)
+		b := Shape{Lon: lon1, Lat: lat1, Box: true, Width: w, Height: 2 * LatDistance(lat2, lat1), Conversion: 1}
+		if d, ok := b.Contains(lon2, lat2); !ok || d != exact {
+			t.Fatalf("box edge: %v, %v", d, ok)
+		}
+	}
+}
