@@ -175,3 +175,25 @@ func TestGeoStoreTouchesOnlyDestination(t *testing.T) {
 	require.Equal(t, ":0\r\n", b.Do("EXISTS", "dst"))
 	require.Equal(t, "*-1\r\n", try("src", "GEOADD", "src", "1", "1", "x"))
 }
+
+// The keyspace events of the geo writes, as Redis names them: GEOADD is ZADD's "zadd", a
+// stored search "georadiusstore" or "geosearchstore", and "del" when an empty result removes
+// the destination.
+func TestGeoKeyspaceEvents(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	require.NoError(t, c.ConfigSet(ctx, "notify-keyspace-events", "EA").Err())
+	next := eventLog(t, s.Client(t, 3), "__keyevent@0__:*")
+	ev := func(want []string, args ...any) {
+		t.Helper()
+		expectEvents(t, next, c, want, func() { c.Do(ctx, args...) })
+	}
+	ev([]string{"zadd g"}, "GEOADD", "g", "13.361389", "38.115556", "Palermo")
+	ev(nil, "GEOADD", "g", "NX", "13.361389", "38.115556", "Palermo")
+	ev([]string{"georadiusstore d"}, "GEORADIUS", "g", "13", "38", "100", "km", "STORE", "d")
+	ev([]string{"georadiusstore d"}, "GEORADIUSBYMEMBER", "g", "Palermo", "100", "km", "STOREDIST", "d")
+	ev([]string{"geosearchstore d"}, "GEOSEARCHSTORE", "d", "g", "FROMMEMBER", "Palermo", "BYRADIUS", "1", "m")
+	ev([]string{"del d"}, "GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m")
+	ev(nil, "GEOSEARCHSTORE", "d", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m")
+	ev([]string{"del g"}, "GEORADIUS", "nokey", "0", "0", "1", "m", "STORE", "g")
+}
