@@ -39,11 +39,12 @@ CACHE="$ROOT/.cache/redis-src"
 # worktrees sharing one cache) do not overwrite each other's logs.
 RESULTS="${REDIS_TESTS_RESULTS:-$CACHE/results}"
 
-# The units for strings, hashes, lists, sets, sorted sets, streams, HyperLogLog, keyspace,
+# The units for strings, hashes, lists, sets, sorted sets, streams, HyperLogLog, geo, keyspace,
 # expiry, bit operations, SORT and DUMP/RESTORE/MIGRATE (dump, whose MIGRATE tests need a
-# second server: it is one of SPAWN_UNITS). A unit missing from the fetched suite is reported as such.
+# second server: it is one of SPAWN_UNITS). A unit missing from the fetched suite is reported
+# as such.
 DEFAULT_UNITS=(type/string type/incr type/hash type/list type/list-2 type/list-3 type/set
-    type/zset type/stream type/stream-cgroups hyperloglog keyspace expire bitops sort dump)
+    type/zset type/stream type/stream-cgroups hyperloglog geo keyspace expire bitops sort dump)
 # The units for transactions, pub/sub, client-side caching and Lua scripting (the issue that
 # brought them). They run by default too, after DEFAULT_UNITS, so that one `make redis-tests`
 # measures everything HotKV claims; name units to run fewer. pubsubshard's tests are all tagged

@@ -278,7 +278,7 @@ func (w *workload) expireCmd() []any {
 func (w *workload) command(inMulti bool) []any {
 	k := w.key()
 	for {
-		switch w.rng.IntN(68) {
+		switch w.rng.IntN(70) {
 		case 0, 1, 2:
 			cmd := []any{"SET", k, w.value()}
 			if w.rng.IntN(4) == 0 {
@@ -561,6 +561,40 @@ func (w *workload) command(inMulti bool) []any {
 				1, k, w.n(0, 2), w.value()}
 		case 67:
 			return []any{"FCALL", w.pick("bump", "stamp"), 1, k}
+		case 68:
+			// GEOADD journals the ZADD of the geohash scores; the sets are shared with the
+			// sorted-set commands, so they mix.
+			g := w.pick("g0", "g1", "z0", k)
+			cmd := []any{"GEOADD", g}
+			for _, opt := range []string{"NX", "XX", "CH"} {
+				if w.rng.IntN(6) == 0 {
+					cmd = append(cmd, opt)
+				}
+			}
+			for j := w.n(1, 3); j > 0; j-- {
+				cmd = append(cmd, w.pick("13.361389", "15.087269", "-122.4194", "0", "179.9999", "-180"),
+					w.pick("38.115556", "37.502669", "37.7749", "0", "85.05112878", "-85"), w.pick("a", "b", "c", "d", "e", "p"))
+			}
+			return cmd
+		case 69:
+			// The stored results of searches (with distances, from floating-point math) are
+			// journaled as the resulting set.
+			src, dst := w.pick("g0", "g1", "z0", k), w.pick("g1", "g2", "z1", k)
+			radius, unit := w.pick("100", "500", "2000", "0"), w.pick("km", "mi", "m")
+			switch w.rng.IntN(3) {
+			case 0:
+				return []any{"GEORADIUS", src, w.pick("15", "13.4", "-122"), w.pick("37", "38", "37.7"), radius, unit,
+					w.pick("STORE", "STOREDIST"), dst, w.pick("ASC", "DESC")}
+			case 1:
+				return []any{"GEORADIUSBYMEMBER", src, w.pick("a", "b", "p"), radius, unit, w.pick("STORE", "STOREDIST"), dst, "COUNT", w.n(1, 3)}
+			}
+			cmd := []any{"GEOSEARCHSTORE", dst, src, "FROMLONLAT", w.pick("15", "13.4", "0"), w.pick("37", "0")}
+			if w.rng.IntN(2) == 0 {
+				cmd = append(cmd, "BYRADIUS", radius, unit)
+			} else {
+				cmd = append(cmd, "BYBOX", radius, w.pick("300", "1000"), unit)
+			}
+			return append(cmd, "STOREDIST")
 		}
 	}
 }
@@ -841,6 +875,17 @@ func TestEffectsOfEachWrite(t *testing.T) {
 	expect(one("0: SET sx v PXAT "+ms(5000)), "SETEX", "sx", 5, "v")
 	expect(one("0: SET px v PXAT "+ms(250)), "PSETEX", "px", 250, "v")
 	expect(one("0: SET nx v"), "SETNX", "nx", "v")
+	// GEOADD is the ZADD of the geohash scores; stored searches are their result.
+	expect(one("0: ZADD geo CH 3479099956230698 Palermo 3479447370796909 Catania"),
+		"GEOADD", "geo", "CH", 13.361389, 38.115556, "Palermo", 15.087269, 37.502669, "Catania")
+	expect(none, "GEOADD", "geo", "NX", 13.361389, 38.115556, "Palermo")
+	expect(none, "GEORADIUS", "geo", 15, 37, 200, "km", "WITHDIST")
+	expect([]string{"0: MULTI", "0: DEL near", "0: ZADD near 190.44242984775784 Palermo 56.4412578701582 Catania", "0: EXEC"},
+		"GEORADIUS", "geo", 15, 37, 200, "km", "STOREDIST", "near")
+	expect([]string{"0: MULTI", "0: DEL near", "0: ZADD near 3479447370796909 Catania", "0: EXEC"},
+		"GEOSEARCHSTORE", "near", "geo", "FROMMEMBER", "Catania", "BYBOX", 10, 10, "km")
+	expect(one("0: DEL near"), "GEORADIUS", "geo", 0, 0, 1, "m", "COUNT", 1, "STORE", "near") // nothing there: empty
+	expect(none, "GEOSEARCHSTORE", "near", "geo", "FROMLONLAT", 0, 0, "BYRADIUS", 1, "m")     // nothing to delete
 	expect(one("0: MSET a1 x a2 y"), "MSETNX", "a1", "x", "a2", "y")
 	expect(one("0: PEXPIREAT s "+ms(5000)), "GETEX", "s", "EX", 5)
 	expect(one("0: PEXPIREAT s "+ms(800)), "GETEX", "s", "PX", 800)

@@ -65,6 +65,8 @@ var fuzzWords = []string{
 	"REPLACE", "ABSTTL", "DB", "ASYNC", "SYNC", "u8", "i64", "#1", "OVERFLOW", "SAT", "FAIL", "WRAP",
 	"gcra", "sliding_window", "token_bucket", "LIMIT", "WINDOW", "RATE", "COST",
 	"a\x00b", "\xff\xfe", "0-0", "1-1", "18446744073709551615-18446744073709551615", "*-*",
+	"m", "km", "ft", "mi", "FROMMEMBER", "FROMLONLAT", "BYRADIUS", "BYBOX", "WITHCOORD", "WITHDIST",
+	"WITHHASH", "ANY", "STOREDIST", "180", "-180", "85.05112878", "-85.05112879", "13.361389", "1e-300",
 }
 
 func TestCommandSurfaceFuzz(t *testing.T) {

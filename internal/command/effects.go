@@ -64,6 +64,15 @@ import (
 //	ZINCRBY, ZADD INCR                         ZADD key score member, with the resulting score
 //	                                           in the shortest form that parses back to it
 //	ZPOPMIN, ZPOPMAX, ZMPOP                    ZREM key member... of the members it popped
+//	GEOADD                                     ZADD key [NX|XX] [CH] score member ... with the
+//	                                           computed geohash scores, as Redis propagates it
+//	                                           (geo.go): replay needs no geo math
+//	GEORADIUS, GEORADIUSBYMEMBER (STORE or     DEL dst, ZADD dst score member ... as one
+//	STOREDIST), GEOSEARCHSTORE                 MULTI/EXEC block: the result, whose distances
+//	                                           come from floating-point trigonometry a replaying
+//	                                           server need not repeat bit for bit; DEL dst alone
+//	                                           for an empty result when dst existed. Without
+//	                                           STORE they are reads and journal nothing
 //	RESTORE                                    RESTORE key abs-ms payload REPLACE [ABSTTL]
 //	                                           (IDLETIME/FREQ dropped), or DEL key when the TTL
 //	                                           had passed and REPLACE deleted the old key

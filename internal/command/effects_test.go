@@ -32,6 +32,7 @@ var (
 		"hexpire", "hpexpire", "hexpireat", "hpexpireat",
 		"blpop", "brpop", "blmpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax", "bzmpop",
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
+		"geoadd", "georadius", "georadiusbymember", "geosearchstore",
 		"pfadd", "pfmerge", "pfdebug", "sort", "restore", "migrate",
 		"gcra.limit", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",

@@ -331,6 +331,34 @@ var examples = map[string][]Example{
 
 	// ---- Strings ----
 
+	"geoadd": {
+		{
+			Note: "A geo set is a sorted set whose scores are the members' 52-bit geohashes: `GEOPOS` decodes " +
+				"them (to the centre of the geohash cell, hence the digits), `GEOHASH` gives the standard " +
+				"11-character form, and distances are in meters unless a unit is given:",
+			Steps: []ExampleStep{
+				{`GEOADD Sicily 13.361389 38.115556 "Palermo" 15.087269 37.502669 "Catania"`, "(integer) 2"},
+				{"ZSCORE Sicily Palermo", `"3479099956230698"`},
+				{"GEODIST Sicily Palermo Catania km", `"166.2742"`},
+				{"GEOPOS Sicily Palermo nope", "1) 1) \"13.36138933897018433\"\n   2) \"38.11555639549629859\"\n2) (nil)"},
+				{"GEOHASH Sicily Palermo Catania", "1) \"sqc8b49rny0\"\n2) \"sqdtr74hyu0\""},
+				{"GEOADD Sicily 200 37 Nowhere", "(error) ERR invalid longitude,latitude pair 200.000000,37.000000"},
+			},
+		},
+	},
+	"geosearch": {
+		{
+			Note: "Members within 200 km of a point, nearest first, then the ones in a 400 by 200 km box around " +
+				"Palermo stored with their distances (in the unit of the search) as scores:",
+			Steps: []ExampleStep{
+				{`GEOADD Sicily 13.361389 38.115556 "Palermo" 15.087269 37.502669 "Catania"`, "(integer) 2"},
+				{"GEOSEARCH Sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHDIST",
+					"1) 1) \"Catania\"\n   2) \"56.4413\"\n2) 1) \"Palermo\"\n   2) \"190.4424\""},
+				{"GEOSEARCHSTORE near Sicily FROMMEMBER Palermo BYBOX 400 200 km ASC STOREDIST", "(integer) 2"},
+				{"ZRANGE near 0 -1 WITHSCORES", "1) \"Palermo\"\n2) \"0\"\n3) \"Catania\"\n4) \"166.27415156960032\""},
+			},
+		},
+	},
 	"get": {
 		{Steps: []ExampleStep{
 			{"GET nonexisting", "(nil)"},

@@ -11,6 +11,7 @@ func groups() [][]*Command {
 		setCommands(),
 		zsetCommands(),
 		blockingZSetCommands(),
+		geoCommands(),
 		listCommands(),
 		sortCommands(),
 		dumpCommands(),
