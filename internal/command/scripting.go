@@ -711,7 +711,7 @@ func (t *Table) busyCheck(c *Ctx, cmd *Command) bool {
 		cmd.RejectedCalls.Add(1)
 		if cmd.Name == "exec" && cmd.parent == nil && c.Client.multi.active {
 			// Redis's rejectCommand: a rejected EXEC discards the transaction and says why.
-			c.Client.multi = multiState{}
+			c.Client.setMulti(multiState{})
 			c.Store.Watches.Unwatch(&c.Client.watch)
 			c.Error("EXECABORT Transaction discarded because of: " + msg)
 			return false
