@@ -550,28 +550,41 @@ func clientKillCommand(c *Ctx) {
 		}
 	}
 	self := c.Client.ID
+	killSelf := false
 	n := c.Srv.KillClients(func(cl *Client) bool {
-		if skipMe && cl.ID == self {
+		if cl.ID == self {
+			// Not now: Redis closes the calling client after its reply
+			// (CLIENT_CLOSE_AFTER_COMMAND), so it learns how many were killed.
+			killSelf = !skipMe && clientKillMatches(cl, id, addr, laddr, user, typ, filterByType)
 			return false
 		}
-		if id != 0 && cl.ID != id {
-			return false
-		}
-		if addr != "" && cl.Addr != addr {
-			return false
-		}
-		if laddr != "" && cl.LAddr != laddr {
-			return false
-		}
-		if user != "" && cl.User != user {
-			return false
-		}
-		if filterByType && !((typ == "normal" && !cl.PubSubMode()) || (typ == "pubsub" && cl.PubSubMode())) {
-			return false
-		}
-		return true
+		return clientKillMatches(cl, id, addr, laddr, user, typ, filterByType)
 	})
+	if killSelf {
+		n++
+		c.Client.CloseAfterReply = true
+	}
 	c.W.Int(int64(n))
+}
+
+// clientKillMatches applies CLIENT KILL's filters to one client.
+func clientKillMatches(cl *Client, id int64, addr, laddr, user, typ string, filterByType bool) bool {
+	if id != 0 && cl.ID != id {
+		return false
+	}
+	if addr != "" && cl.Addr != addr {
+		return false
+	}
+	if laddr != "" && cl.LAddr != laddr {
+		return false
+	}
+	if user != "" && cl.User != user {
+		return false
+	}
+	if filterByType && !((typ == "normal" && !cl.PubSubMode()) || (typ == "pubsub" && cl.PubSubMode())) {
+		return false
+	}
+	return true
 }
 
 // clientHelpCommand is Redis 7.0's CLIENT HELP text less the subcommands HotKV does not have

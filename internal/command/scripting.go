@@ -547,6 +547,7 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	if sc.tx != nil {
 		sc.tx.mute = sr.run.Repl == script.ReplNone
 	}
+	sc.nanoMark = 0 // time the command alone, not the Lua code run since the previous call
 	t.run(sc, cmd)
 	if flags&FlagReadOnly != 0 && sr.caller != nil {
 		// Redis 7.0's call(): a read-only command run by a script remembers, for a tracking

@@ -228,6 +228,9 @@ func execCommand(c *Ctx) {
 	// Every command sees the EXEC's time sample, c.Now (spec §2.3).
 	t := c.Srv.Table()
 	c.W.Array(len(m.queue))
+	execArgs := c.Args
+	// The dispatcher's bookkeeping after this handler (MONITOR, the slow log) is EXEC's own.
+	defer func() { c.Args, c.Cmd = execArgs, t.byName["exec"] }()
 	for _, q := range m.queue {
 		c.Args = q.args
 		c.hashedKey = nil
