@@ -443,7 +443,7 @@ func slowlogCommands() *Command {
 
 func slowlogGetCommand(c *Ctx) {
 	if len(c.Args) > 3 {
-		c.Error("ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.")
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + string(c.Args[1]) + "'. Try SLOWLOG HELP.")
 		return
 	}
 	count := int64(10)
