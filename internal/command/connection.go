@@ -363,7 +363,7 @@ func clientInfoLine(c *Ctx, cl *Client) string {
 	var omem int64
 	redir := int64(-1)
 	var flags strings.Builder
-	if cl.monitor {
+	if cl.monitor.Load() {
 		flags.WriteByte('O')
 	}
 	if cl.Sub != nil {

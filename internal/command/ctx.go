@@ -92,7 +92,7 @@ type Client struct {
 
 	// monitor is set by MONITOR (CLIENT LIST flag M); monitorTable is the table whose
 	// monitor list holds the client, for Release.
-	monitor      bool
+	monitor      atomic.Bool
 	monitorTable *Table
 	// Conn is what the connection publishes about its buffers for CLIENT LIST; the
 	// connection's goroutine writes it, others read it.

@@ -96,7 +96,7 @@ func (t *Table) exec(c *Ctx) {
 	if t.scripting != nil && !t.busyCheck(c, cmd) {
 		return
 	}
-	if c.Client.monitor && cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 {
+	if c.Client.monitor.Load() && cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 {
 		// A monitor is a replica to Redis (CLIENT_SLAVE): it may not touch the keyspace.
 		c.Cmd = cmd
 		cmd.RejectedCalls.Add(1)

@@ -372,7 +372,7 @@ func monitorCommand(c *Ctx) {
 		c.Error("ERR MONITOR isn't allowed for DENY BLOCKING client")
 		return
 	}
-	if c.Client.monitor {
+	if c.Client.monitor.Load() {
 		return // Redis ignores a second MONITOR, without a reply
 	}
 	if c.Client.Sub == nil {
@@ -380,7 +380,7 @@ func monitorCommand(c *Ctx) {
 		return
 	}
 	t := c.Srv.Table()
-	c.Client.monitor = true
+	c.Client.monitor.Store(true)
 	c.Client.monitorTable = t
 	c.W.OK()
 	in := &t.intro

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -49,6 +50,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.LastInteraction.Store(time.Now().UnixMilli())
 	c.SetDefaultAuth(s.acl)
 	c.Flags = "N"
+	c.FD = connFD(nc)
 	c.rd = resp.NewReader(nc)
 	c.w = resp.NewWriter()
 	c.Writer = c.w
@@ -431,4 +433,22 @@ func (c *conn) flushPushes() bool {
 		c.w.Buf = nil
 	}
 	return err == nil
+}
+
+// connFD is the connection's file descriptor, for CLIENT LIST fd (0 when there is none).
+func connFD(nc net.Conn) int {
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = tc.NetConn() // TLS: the socket under it
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	fd := 0
+	_ = rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
 }
