@@ -342,3 +342,17 @@ func TestClientKillSkipMeNo(t *testing.T) {
 	require.Equal(t, ":2\r\n", r.Do("CLIENT", "KILL", "SKIPME", "no"))
 	require.True(t, r.ReadEOF())
 }
+
+func TestMonitorOutputBufferLimit(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	// Monitors are of class normal, as in Redis: a limit there drops one that does not read.
+	require.NoError(t, c.ConfigSet(ctx, "client-output-buffer-limit", "normal 1mb 0 0").Err())
+	m := s.Dial(t)
+	require.Equal(t, "+OK\r\n", m.Do("MONITOR"))
+	big := strings.Repeat("x", 100<<10)
+	for i := 0; i < 300 && strings.Contains(c.ClientList(ctx).Val(), "flags=O"); i++ {
+		require.NoError(t, c.Set(ctx, "k", big, 0).Err())
+	}
+	waitFor(t, func() bool { return !strings.Contains(c.ClientList(ctx).Val(), "flags=O") })
+}
