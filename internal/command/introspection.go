@@ -18,7 +18,7 @@ import (
 // The dispatcher's cost when nothing is configured to look: one comparison of the command's
 // duration with gate (the lower of the slowlog and latency-monitor thresholds, MaxInt64 when
 // both are off), one atomic load of the monitor count, and, with latency-tracking on (Redis's
-// default), two atomic adds into the command's histogram (latency.go).
+// default), one atomic add into the command's histogram (latency.go).
 
 // slowlogMaxArgc and slowlogMaxString are Redis's SLOWLOG_ENTRY_MAX_ARGC and
 // SLOWLOG_ENTRY_MAX_STRING: what an entry keeps of a command line.
@@ -492,7 +492,7 @@ func latencyCommands() *Command {
 	histogram := sub("histogram", -2, "[command [command ...]]", "Return the cumulative distribution of latencies of a subset of commands or all.", latencyHistogramCommand)
 	histogram.Since = "7.0.0"
 	histogram.Complexity = "O(N) where N is the number of commands with latency information being retrieved."
-	histogram.Doc = "Buckets are powers of two from 1.024 µs, labelled in whole microseconds as Redis's HDR histogram labels them (1, 2, 4, 8, 16, 33, 66 ...), with cumulative counts; empty buckets are left out. Every call is recorded while `latency-tracking` is yes (the default): two atomic adds per command."
+	histogram.Doc = "Buckets are powers of two from 1.024 µs, labelled in whole microseconds as Redis's HDR histogram labels them (1, 2, 4, 8, 16, 33, 66 ...), with cumulative counts; empty buckets are left out. Every call is recorded while `latency-tracking` is yes (the default): one atomic add per command."
 	history := sub("history", 3, "event", "Return timestamp-latency samples for the event.", latencyHistoryCommand)
 	reset := sub("reset", -2, "[event [event ...]]", "Reset latency data for one or more events.", latencyResetCommand)
 	reset.Tips = []string{"request_policy:all_nodes", "response_policy:all_succeeded"}

@@ -6,7 +6,7 @@ import (
 )
 
 // Per-command latency histograms: Redis 7.0's latency tracking (LATENCY HISTOGRAM, INFO
-// latencystats), kept lock-free so that recording a call is two atomic adds.
+// latencystats), kept lock-free so that recording a call is one atomic add.
 //
 // The buckets are log-linear, as an HDR histogram's: bucket 0 holds durations up to 1024 ns;
 // past that each power of two [2^e, 2^(e+1)) ns is split into latSub equal parts, so a bucket
@@ -23,10 +23,10 @@ const (
 	latMaxNs   = 1_000_000_000
 )
 
-// latencyHist is one command's histogram. The zero value is empty and ready.
+// latencyHist is one command's histogram. The zero value is empty and ready. It keeps no sum
+// of its own: the command's Usec (INFO commandstats) is that sum, one atomic add fewer.
 type latencyHist struct {
 	counts [latBuckets]atomic.Uint64
-	sumNs  atomic.Uint64
 }
 
 // latIndex is the bucket of a duration of ns nanoseconds, already clamped to [1, latMaxNs].
@@ -58,7 +58,6 @@ func (h *latencyHist) record(ns int64) {
 		ns = latMaxNs
 	}
 	h.counts[latIndex(ns)].Add(1)
-	h.sumNs.Add(uint64(ns))
 }
 
 // reset empties the histogram (CONFIG RESETSTAT). Calls recorded concurrently may survive in
@@ -67,10 +66,9 @@ func (h *latencyHist) reset() {
 	for i := range h.counts {
 		h.counts[i].Store(0)
 	}
-	h.sumNs.Store(0)
 }
 
-// ResetLatency empties the command's latency histogram (CONFIG RESETSTAT).
+// ResetLatency empties the command's latency histogram (CONFIG RESETSTAT resets Usec too).
 func (c *Command) ResetLatency() { c.latency.reset() }
 
 // LatencySnapshot is a copy of a command's latency histogram at one moment, for LATENCY
@@ -79,7 +77,9 @@ func (c *Command) ResetLatency() { c.latency.reset() }
 type LatencySnapshot struct {
 	// Count is the number of calls recorded since the start or the last CONFIG RESETSTAT.
 	Count uint64
-	// SumNs is their total duration in nanoseconds (each clamped to at most one second).
+	// SumNs is the total duration of the command's calls in nanoseconds, at microsecond
+	// resolution (INFO commandstats' usec; it also counts calls made while latency-tracking
+	// was off).
 	SumNs  uint64
 	counts [latBuckets]uint64
 }
@@ -94,7 +94,7 @@ func (c *Command) Latency() LatencySnapshot {
 		s.counts[i] = n
 		s.Count += n
 	}
-	s.SumNs = c.latency.sumNs.Load()
+	s.SumNs = uint64(max(0, c.Usec.Load())) * 1000
 	return s
 }
 

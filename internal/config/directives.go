@@ -172,7 +172,7 @@ func Directives() []*Directive {
 		{Name: "latency-monitor-threshold", Type: Int, Default: "0", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "introspection",
 			Doc: "Events (commands, active expiry cycles) that take at least this many milliseconds are recorded for LATENCY LATEST, HISTORY, GRAPH and DOCTOR; 0 turns the latency monitor off."},
 		{Name: "latency-tracking", Type: Bool, Default: "yes", Mutable: true, Group: "introspection",
-			Doc: "Keep a latency histogram per command (LATENCY HISTOGRAM, INFO latencystats): two atomic adds per command."},
+			Doc: "Keep a latency histogram per command (LATENCY HISTOGRAM, INFO latencystats): one atomic add per command."},
 		{Name: "latency-tracking-info-percentiles", Type: Special, Default: "50 99 99.9", Mutable: true, Parse: parsePercentiles, Group: "introspection",
 			Doc: "Percentiles INFO latencystats reports per command, separated by spaces, each from 0 to 100; empty reports none."},
 	}
