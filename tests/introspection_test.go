@@ -171,7 +171,27 @@ func TestMonitorShowsOtherClients(t *testing.T) {
 		// CLIENT LIST flags the monitor O; a monitor cannot touch keys.
 		require.Contains(t, other.Do("CLIENT", "LIST"), "flags=O ")
 		require.Equal(t, "-ERR Replica can't interact with the keyspace\r\n", m.Do("GET", "foo"))
+
+		// RESET leaves monitor mode.
+		require.Equal(t, "+RESET\r\n", m.Do("RESET"))
+		require.NotContains(t, other.Do("CLIENT", "LIST"), "flags=O ")
+		require.Equal(t, "$-1\r\n", m.Do("GET", "nosuchkey"))
 	})
+}
+
+func TestMonitorRESP3(t *testing.T) {
+	s := testutil.StartServer(t)
+	m := s.Dial(t)
+	require.Contains(t, m.Do("HELLO", "3"), "proto")
+	require.Equal(t, "+OK\r\n", m.Do("MONITOR"))
+	other := s.Dial(t)
+	other.Do("HELLO", "3")
+	_, _, args := readMonitor(t, m)
+	require.Equal(t, `"HELLO" "3"`, args)
+	require.Equal(t, "+OK\r\n", other.Do("SET", "k", "v"))
+	// The lines stay simple strings in RESP3, as Redis sends them.
+	_, _, args = readMonitor(t, m)
+	require.Equal(t, `"SET" "k" "v"`, args)
 }
 
 func TestMonitorInsideMultiIsRefused(t *testing.T) {

@@ -71,6 +71,11 @@ func quitCommand(c *Ctx) {
 // resetCommand returns the connection to its just-connected state, as Redis 6.2's RESET:
 // no transaction or WATCHed keys, database 0, RESP2, no name, tracking and subscriptions off.
 func resetCommand(c *Ctx) {
+	if c.Client.monitor.Load() {
+		// Redis's clearClientConnectionState: RESET leaves MONITOR mode too.
+		c.Client.monitorTable.removeMonitor(c.Client)
+		c.Client.monitor.Store(false)
+	}
 	c.Client.setMulti(multiState{})
 	c.Store.Watches.Unwatch(&c.Client.watch)
 	c.disableTracking()

@@ -86,7 +86,7 @@ func serverCommands() []*Command {
 				"Administrative commands (CONFIG, CLIENT LIST, SLOWLOG ...) are not shown, and AUTH and HELLO passwords, ACL SETUSER rules and sensitive CONFIG SET values show as `\"(redacted)\"`. " +
 				"The lines wait in the monitor's output queue under `client-output-buffer-limit` (class normal, as in Redis): a monitor that does not read is disconnected past the limit. " +
 				"A monitor may still run PING, QUIT, RESET and other commands that touch no keys; the others get `ERR Replica can't interact with the keyspace`. " +
-				"Inside MULTI it is refused at EXEC (`ERR MONITOR isn't allowed for DENY BLOCKING client`). With no monitor connected, the cost to other commands is one atomic load.",
+				"RESET ends monitor mode. Inside MULTI it is refused at EXEC (`ERR MONITOR isn't allowed for DENY BLOCKING client`). With no monitor connected, the cost to other commands is one atomic load.",
 			Handler: monitorCommand},
 	}
 }
