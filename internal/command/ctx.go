@@ -90,7 +90,7 @@ type Client struct {
 	blocked   bool
 	unblocked chan bool // buffered 1: true for ERROR, false for TIMEOUT
 
-	// monitor is set by MONITOR (CLIENT LIST flag M); monitorTable is the table whose
+	// monitor is set by MONITOR (CLIENT LIST flag O); monitorTable is the table whose
 	// monitor list holds the client, for Release.
 	monitor      atomic.Bool
 	monitorTable *Table
@@ -102,7 +102,7 @@ type Client struct {
 	multiN, multiMem atomic.Int64
 }
 
-// ConnStats are a connection's buffer sizes for CLIENT LIST (qbuf, qbuf-free, rbs, obl),
+// ConnStats are a connection's buffer sizes for CLIENT LIST (qbuf, qbuf-free, rbs),
 // published with atomic stores by the connection's goroutine at the points it changes them.
 type ConnStats struct {
 	// QueryBuf is the bytes held in the query buffer, QueryBufCap its capacity (0 once an

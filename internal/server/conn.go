@@ -135,7 +135,7 @@ func (c *conn) publishQueryBuf() {
 // as Redis's clientsCronResizeQueryBuffer frees it after 2 seconds.
 const idleRelease = 2 * time.Second
 
-// fill reads once into the query buffer. The server's cron (releaseIdleBuffers) may interrupt
+// fill reads once into the query buffer. The server's clientsCron may interrupt
 // the read of a client idle for idleRelease by moving the read deadline into the past: fill
 // then lets the empty buffer go, so that idle connections hold none, restores the deadline and
 // reads again (into a buffer made when data arrives).
