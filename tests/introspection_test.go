@@ -376,3 +376,22 @@ func TestMonitorOutputBufferLimit(t *testing.T) {
 	}
 	waitFor(t, func() bool { return !strings.Contains(c.ClientList(ctx).Val(), "flags=O") })
 }
+
+// The idle buffer release moves the read deadline; the timeout directive must still close an
+// idle client on time, and not before.
+func TestIdleBufferReleaseKeepsTimeout(t *testing.T) {
+	s := testutil.StartServer(t, "--timeout", "5")
+	c := s.Client(t, 2)
+	r := s.Dial(t)
+	r.Do("CLIENT", "SETNAME", "idle")
+	start := time.Now()
+	for {
+		if clientField(t, clientLine(t, c, "idle"), "qbuf-free") == "0" {
+			break
+		}
+		require.Less(t, time.Since(start), 4500*time.Millisecond, "buffer not released before the timeout")
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.True(t, r.ReadEOF(), "the idle client was not closed")
+	require.GreaterOrEqual(t, time.Since(start), 4*time.Second, "closed before its timeout")
+}
