@@ -395,3 +395,38 @@ func TestIdleBufferReleaseKeepsTimeout(t *testing.T) {
 	require.True(t, r.ReadEOF(), "the idle client was not closed")
 	require.GreaterOrEqual(t, time.Since(start), 4*time.Second, "closed before its timeout")
 }
+
+// cmdstat returns a command's INFO commandstats line.
+func cmdstat(t *testing.T, c *redis.Client, name string) string {
+	t.Helper()
+	for _, l := range strings.Split(c.Info(ctx, "commandstats").Val(), "\r\n") {
+		if strings.HasPrefix(l, "cmdstat_"+name+":") {
+			return strings.TrimPrefix(l, "cmdstat_"+name+":")
+		}
+	}
+	return ""
+}
+
+func TestCommandStatsFailures(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	require.NoError(t, c.ConfigResetStat(ctx).Err())
+	// An error inside EXEC is the queued command's failure, not EXEC's.
+	r := s.Dial(t)
+	r.Do("SET", "str", "x")
+	r.Do("MULTI")
+	r.Do("LPUSH", "str", "a")
+	require.Contains(t, r.Do("EXEC"), "WRONGTYPE")
+	require.Regexp(t, `^calls=1,usec=\d+,usec_per_call=[\d.]+,rejected_calls=0,failed_calls=0$`, cmdstat(t, c, "exec"))
+	require.Regexp(t, `^calls=1,.*,rejected_calls=0,failed_calls=1$`, cmdstat(t, c, "lpush"))
+
+	// CLIENT UNBLOCK ... ERROR: an UNBLOCKED error reply and a failed BLPOP.
+	b := s.Dial(t)
+	id := strings.TrimSpace(strings.TrimPrefix(b.Do("CLIENT", "ID"), ":"))
+	b.SendCmd("BLPOP", "nolist", "0")
+	waitFor(t, func() bool { return strings.Contains(c.ClientList(ctx).Val(), "flags=b") })
+	require.Equal(t, int64(1), c.Do(ctx, "CLIENT", "UNBLOCK", id, "ERROR").Val())
+	require.Equal(t, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n", b.ReadReply())
+	require.Contains(t, c.Info(ctx, "errorstats").Val(), "errorstat_UNBLOCKED:count=1")
+	require.Regexp(t, `,failed_calls=1$`, cmdstat(t, c, "blpop"))
+}

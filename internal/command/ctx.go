@@ -342,6 +342,15 @@ func (c *Ctx) Error(msg string) {
 	}
 }
 
+// BlockedError ends a waiting blocking command with an error (CLIENT UNBLOCK ERROR), counted
+// as Redis counts it: in INFO errorstats and as a failed call of the command.
+func (c *Ctx) BlockedError(msg string) {
+	c.Error(msg)
+	if c.Cmd != nil {
+		c.Cmd.FailedCalls.Add(1)
+	}
+}
+
 // WrongType replies WRONGTYPE.
 func (c *Ctx) WrongType() { c.Error(ErrWrongType) }
 

@@ -230,7 +230,8 @@ func execCommand(c *Ctx) {
 	c.W.Array(len(m.queue))
 	execArgs := c.Args
 	// The dispatcher's bookkeeping after this handler (MONITOR, the slow log) is EXEC's own.
-	defer func() { c.Args, c.Cmd = execArgs, t.byName["exec"] }()
+	// The queued commands' errors are theirs: EXEC itself did not fail (INFO commandstats).
+	defer func() { c.Args, c.Cmd, c.failed = execArgs, t.byName["exec"], false }()
 	for _, q := range m.queue {
 		c.Args = q.args
 		c.hashedKey = nil

@@ -358,7 +358,7 @@ func (c *conn) waitBlocked() bool {
 					<-w.Ready // served just now
 					served = true
 				case withError:
-					c.w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+					c.ctx.BlockedError("UNBLOCKED client unblocked via CLIENT UNBLOCK")
 				default:
 					bp.TimeoutReply(c.w)
 				}
