@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make redis-tests`: Redis's own TCL test suite as the yardstick for HotKV's data types and
-# its server features (scripting and the other units of TX_UNITS, security and limits in
-# SEC_UNITS).
+# its server features (scripting and the other units of TX_UNITS, introspection in OPS_UNITS,
+# security and limits in SEC_UNITS).
 #
 # Fetches the suite once from Debian's `redis` source package (apt-get source redis, with a
 # deb-src entry) into .cache/redis-src/ (git-ignored, never committed), starts HotKV (built
@@ -14,7 +14,7 @@
 # Usage: scripts/redis-tests.sh [options] [unit ...]
 #   unit                 type/string, unit/type/string or a bare name (string, expire);
 #                        default: every unit for the data types (DEFAULT_UNITS), then
-#                        every unit of TX_UNITS, then of SEC_UNITS
+#                        every unit of TX_UNITS, OPS_UNITS, then SEC_UNITS
 #   --server S           hotkv, redis or both (default both). With one server, the other's
 #                        numbers come from its last run's logs in the cache, when there are any.
 #   --check PCT          exit 1 when a unit's HotKV pass rate (of Redis's passes) is below PCT
@@ -51,6 +51,14 @@ DEFAULT_UNITS=(type/string type/incr type/hash type/list type/list-2 type/list-3
 # external:skip (they need a server of their own), so in external mode it counts 0 of 0 on
 # both servers; it is listed so that the report says so.
 TX_UNITS=(multi pubsub pubsubshard tracking scripting functions)
+# The units for SLOWLOG, LATENCY, MONITOR, CLIENT LIST and INFO (the Operations issue), run by
+# default after TX_UNITS. Each passes every test Redis passes but those that need what other
+# work brings: slowlog's GEOADD test (no GEO commands yet), latency-monitor's expire-cycle
+# test (deleting a big expired key takes HotKV under the 20 ms it looks for), introspection's
+# CONFIG tests (directives HotKV lacks or keeps immutable). Not listed: introspection-2 (GEO
+# again, and a MULTI left open after it), info (all external:skip: 0 of 0), querybuf (Redis's
+# 16 KB first read buffer; HotKV starts at 4 KB).
+OPS_UNITS=(slowlog latency-monitor introspection)
 # The units for authentication, ACL, client limits, the query buffer and maxmemory (the
 # security and limits issue). Their tests are tagged external:skip, because they restart
 # servers or start them with their own config, so they are units of SPAWN_UNITS.
@@ -100,7 +108,7 @@ case "$SERVERS" in hotkv | redis | both) ;; *) die "--server must be hotkv, redi
 if [ -n "$CHECK_PCT" ] && ! [[ "$CHECK_PCT" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
     die "--check needs a number, got '$CHECK_PCT'"
 fi
-[ ${#UNITS[@]} -gt 0 ] || UNITS=("${DEFAULT_UNITS[@]}" "${TX_UNITS[@]}" "${SEC_UNITS[@]}")
+[ ${#UNITS[@]} -gt 0 ] || UNITS=("${DEFAULT_UNITS[@]}" "${TX_UNITS[@]}" "${OPS_UNITS[@]}" "${SEC_UNITS[@]}")
 RUN_HOTKV=0; RUN_REDIS=0
 [ "$SERVERS" = redis ] || RUN_HOTKV=1
 [ "$SERVERS" = hotkv ] || RUN_REDIS=1

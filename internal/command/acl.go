@@ -231,7 +231,7 @@ func (c *Ctx) LogACLDenial(cmd *Command, reason, pos int, context, user string) 
 	}
 	c.Srv.ACL().Log.Add(acl.LogEntry{
 		Reason: acl.ReasonName(reason), Context: context, Object: object, Username: user,
-		ClientInfo: clientInfoLine(c.Client, c.Now),
+		ClientInfo: clientInfoLine(c, c.Client),
 	})
 }
 

@@ -182,6 +182,8 @@ type Command struct {
 
 	// Runtime statistics for INFO commandstats (Redis's "runtime populated data").
 	Calls, Usec, RejectedCalls, FailedCalls atomic.Int64
+	// latency is the command's latency histogram (latency.go; read it with Latency).
+	latency latencyHist
 }
 
 // FullName is the name COMMAND and error messages use: "get", "client|setname".
@@ -209,11 +211,15 @@ type Table struct {
 	// made on first use.
 	scriptOnce sync.Once
 	scripting  *Scripting
+
+	// intro is the slow log, the latency monitor and the MONITOR clients (introspection.go).
+	intro introspection
 }
 
 // NewTable builds a table from command rows, linking subcommands to their parents.
 func NewTable(cmds ...[]*Command) *Table {
 	t := &Table{byName: map[string]*Command{}}
+	t.intro.init()
 	for _, group := range cmds {
 		for _, c := range group {
 			if _, dup := t.byName[c.Name]; dup {

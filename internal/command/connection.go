@@ -84,7 +84,12 @@ func quitCommand(c *Ctx) {
 // resetCommand returns the connection to its just-connected state, as Redis 6.2's RESET:
 // no transaction or WATCHed keys, database 0, RESP2, no name, tracking and subscriptions off.
 func resetCommand(c *Ctx) {
-	c.Client.multi = multiState{}
+	if c.Client.monitor.Load() {
+		// Redis's clearClientConnectionState: RESET leaves MONITOR mode too.
+		c.Client.monitorTable.removeMonitor(c.Client)
+		c.Client.monitor.Store(false)
+	}
+	c.Client.setMulti(multiState{})
 	c.Store.Watches.Unwatch(&c.Client.watch)
 	c.disableTracking()
 	if c.Client.Sub != nil && c.Hub != nil {
@@ -242,7 +247,7 @@ func clientSubcommands() []*Command {
 	kill.Complexity = "O(N) where N is the number of client connections"
 	kill.ACL = []string{"admin", "slow", "dangerous", "connection"}
 	info := sub("info", 2, 0, "6.2.0", "", "Returns information about the current client connection.", func(c *Ctx) {
-		c.W.Verbatim("txt", clientInfoLine(c.Client, c.Now)+"\n")
+		c.W.Verbatim("txt", clientInfoLine(c, c.Client)+"\n")
 	})
 	info.Tips = []string{"nondeterministic_output"}
 	unblock := sub("unblock", -3, FlagAdmin, "5.0.0", "client-id [TIMEOUT | ERROR]",
@@ -353,8 +358,12 @@ func clientSetInfoCommand(c *Ctx) {
 	c.W.OK()
 }
 
-// clientInfoLine renders one CLIENT LIST line with Redis 7's fields.
-func clientInfoLine(cl *Client, nowMs int64) string {
+// clientInfoLine renders one CLIENT LIST line with Redis 7.0's fields (and 7.2's lib-name and
+// lib-ver, which CLIENT SETINFO sets). c is the connection asking: the fields only a
+// connection's own goroutine knows exactly (argv-mem, obl: the command being run and the
+// replies not yet written) are its own when it lists itself, and 0 for others, whose
+// arguments and reply buffer are empty between their commands.
+func clientInfoLine(c *Ctx, cl *Client) string {
 	age := int64(time.Since(cl.CreatedAt).Seconds())
 	idle := (time.Now().UnixMilli() - cl.LastInteraction.Load()) / 1000
 	if idle < 0 {
@@ -368,25 +377,68 @@ func clientInfoLine(cl *Client, nowMs int64) string {
 	if cl.Writer != nil {
 		proto = cl.Writer.Proto
 	}
-	flags := ""
-	var nsub, npsub, nssub int
+	var nsub, npsub, nssub, oll int
 	var omem int64
 	redir := int64(-1)
+	var flags strings.Builder
+	if cl.monitor.Load() {
+		flags.WriteByte('O')
+	}
 	if cl.Sub != nil {
 		nsub, npsub, nssub = cl.Sub.Counts()
 		if nsub+npsub+nssub > 0 {
-			flags = "P"
+			flags.WriteByte('P')
 		}
+	}
+	multi := cl.multiN.Load() - 1
+	if multi >= 0 {
+		flags.WriteByte('x')
+	}
+	cl.blockMu.Lock()
+	if cl.blocked {
+		flags.WriteByte('b')
+	}
+	cl.blockMu.Unlock()
+	if cl.Sub != nil {
 		var tf string
 		tf, redir = trackingFlagsForList(cl)
-		flags += tf
+		flags.WriteString(tf)
 		omem = cl.Sub.Pending()
+		oll = cl.Sub.QueuedChunks()
 	}
-	if flags == "" {
-		flags = cl.Flags
+	if cl == c.Client && cl.watch.Dirty() {
+		flags.WriteByte('d')
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%d tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
-		cl.ID, cl.Addr, cl.LAddr, cl.FD, cl.Name, age, idle, flags, cl.DB, nsub, npsub, nssub, omem, last, cl.User, redir, proto, cl.LibName, cl.LibVer)
+	if cl.CloseAfterReply {
+		flags.WriteByte('c')
+	}
+	if cl.Flags == "U" { // a Unix-socket client, in Redis's place among the flags
+		flags.WriteByte('U')
+	}
+	if cl.NoEvict {
+		flags.WriteByte('e')
+	}
+	if flags.Len() == 0 {
+		flags.WriteString(cl.Flags)
+	}
+	var argvMem, obl int64
+	if cl == c.Client {
+		for _, a := range c.Args {
+			argvMem += int64(len(a))
+		}
+		obl = int64(c.W.Len())
+	}
+	qbuf, qcap := cl.Conn.QueryBuf.Load(), cl.Conn.QueryBufCap.Load()
+	rbs := cl.Conn.ReplyBufCap.Load()
+	multiMem := cl.multiMem.Load()
+	events := "r"
+	if omem > 0 {
+		events = "rw"
+	}
+	totMem := qcap + argvMem + multiMem + rbs + omem
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=%d multi-mem=%d rbs=%d rbp=%d obl=%d oll=%d omem=%d tot-mem=%d events=%s cmd=%s user=%s redir=%d resp=%d lib-name=%s lib-ver=%s",
+		cl.ID, cl.Addr, cl.LAddr, cl.FD, cl.Name, age, idle, flags.String(), cl.DB, nsub, npsub, nssub, multi,
+		qbuf, max(0, qcap-qbuf), argvMem, multiMem, rbs, rbs, obl, oll, omem, totMem, events, last, cl.User, redir, proto, cl.LibName, cl.LibVer)
 }
 
 // clientListCommand takes Redis 7.0's forms: no option, TYPE type, or ID id [id ...], which
@@ -399,7 +451,7 @@ func clientListCommand(c *Ctx) {
 	switch {
 	case len(c.Args) == 2:
 		for _, cl := range clients {
-			b.WriteString(clientInfoLine(cl, c.Now))
+			b.WriteString(clientInfoLine(c, cl))
 			b.WriteByte('\n')
 		}
 	case len(c.Args) == 4 && c.ArgIs(2, "type"):
@@ -408,7 +460,7 @@ func clientListCommand(c *Ctx) {
 			// A client in pub/sub mode is of type pubsub, every other one normal.
 			for _, cl := range clients {
 				if cl.PubSubMode() == (typ == "pubsub") {
-					b.WriteString(clientInfoLine(cl, c.Now))
+					b.WriteString(clientInfoLine(c, cl))
 					b.WriteByte('\n')
 				}
 			}
@@ -430,7 +482,7 @@ func clientListCommand(c *Ctx) {
 				return
 			}
 			if cl := byID[id]; cl != nil {
-				b.WriteString(clientInfoLine(cl, c.Now))
+				b.WriteString(clientInfoLine(c, cl))
 				b.WriteByte('\n')
 			}
 		}
@@ -519,28 +571,41 @@ func clientKillCommand(c *Ctx) {
 		}
 	}
 	self := c.Client.ID
+	killSelf := false
 	n := c.Srv.KillClients(func(cl *Client) bool {
-		if skipMe && cl.ID == self {
+		if cl.ID == self {
+			// Not now: Redis closes the calling client after its reply
+			// (CLIENT_CLOSE_AFTER_COMMAND), so it learns how many were killed.
+			killSelf = !skipMe && clientKillMatches(cl, id, addr, laddr, user, typ, filterByType)
 			return false
 		}
-		if id != 0 && cl.ID != id {
-			return false
-		}
-		if addr != "" && cl.Addr != addr {
-			return false
-		}
-		if laddr != "" && cl.LAddr != laddr {
-			return false
-		}
-		if user != "" && cl.User != user {
-			return false
-		}
-		if filterByType && !((typ == "normal" && !cl.PubSubMode()) || (typ == "pubsub" && cl.PubSubMode())) {
-			return false
-		}
-		return true
+		return clientKillMatches(cl, id, addr, laddr, user, typ, filterByType)
 	})
+	if killSelf {
+		n++
+		c.Client.CloseAfterReply = true
+	}
 	c.W.Int(int64(n))
+}
+
+// clientKillMatches applies CLIENT KILL's filters to one client.
+func clientKillMatches(cl *Client, id int64, addr, laddr, user, typ string, filterByType bool) bool {
+	if id != 0 && cl.ID != id {
+		return false
+	}
+	if addr != "" && cl.Addr != addr {
+		return false
+	}
+	if laddr != "" && cl.LAddr != laddr {
+		return false
+	}
+	if user != "" && cl.User != user {
+		return false
+	}
+	if filterByType && !((typ == "normal" && !cl.PubSubMode()) || (typ == "pubsub" && cl.PubSubMode())) {
+		return false
+	}
+	return true
 }
 
 // clientHelpCommand is Redis 7.0's CLIENT HELP text less the subcommands HotKV does not have

@@ -89,6 +89,27 @@ type Client struct {
 	blockMu   sync.Mutex
 	blocked   bool
 	unblocked chan bool // buffered 1: true for ERROR, false for TIMEOUT
+
+	// monitor is set by MONITOR (CLIENT LIST flag O); monitorTable is the table whose
+	// monitor list holds the client, for Release.
+	monitor      atomic.Bool
+	monitorTable *Table
+	// Conn is what the connection publishes about its buffers for CLIENT LIST; the
+	// connection's goroutine writes it, others read it.
+	Conn ConnStats
+	// multiN is the number of queued commands plus one while in MULTI (0 outside), and
+	// multiMem their argument bytes, for CLIENT LIST from other connections.
+	multiN, multiMem atomic.Int64
+}
+
+// ConnStats are a connection's buffer sizes for CLIENT LIST (qbuf, qbuf-free, rbs),
+// published with atomic stores by the connection's goroutine at the points it changes them.
+type ConnStats struct {
+	// QueryBuf is the bytes held in the query buffer, QueryBufCap its capacity (0 once an
+	// idle client's buffer was released).
+	QueryBuf, QueryBufCap atomic.Int64
+	// ReplyBufCap is the capacity of the reply buffer.
+	ReplyBufCap atomic.Int64
 }
 
 // BeginBlocked marks the client as waiting in a blocking command and returns the channel on
@@ -133,10 +154,24 @@ func (cl *Client) unblock(withError bool) bool {
 // Release drops what the client holds in shared state when its connection closes: its
 // WATCHed keys, subscriptions and tracking.
 func (cl *Client) Release(st *store.Store) {
+	if cl.monitorTable != nil {
+		cl.monitorTable.removeMonitor(cl)
+	}
 	st.Watches.Unwatch(&cl.watch)
 	if cl.Sub != nil {
 		cl.Sub.Close()
 	}
+}
+
+// setMulti replaces the client's transaction state and publishes its size for CLIENT LIST.
+func (cl *Client) setMulti(m multiState) {
+	cl.multi = m
+	if m.active {
+		cl.multiN.Store(1)
+	} else {
+		cl.multiN.Store(0)
+	}
+	cl.multiMem.Store(0)
 }
 
 // PubSubMode reports whether the client is subscribed to anything (CLIENT LIST flag P, the
@@ -286,7 +321,13 @@ type Ctx struct {
 	side      resp.Writer
 	// inScript is set on the context a script's commands run in (scripting.go).
 	inScript bool
+	// blockedNs is the execution time of the blocking command that is waiting, for
+	// Table.AfterBlocked.
+	blockedNs int64
 }
+
+// BlockedNs is the execution time, in nanoseconds, of the command the connection waits in.
+func (c *Ctx) BlockedNs() int64 { return c.blockedNs }
 
 // Error writes an error reply and counts it in INFO errorstats and the command's failed calls.
 func (c *Ctx) Error(msg string) {
@@ -301,6 +342,15 @@ func (c *Ctx) Error(msg string) {
 	}
 	if c.Srv != nil {
 		c.Srv.ErrorStat(code)
+	}
+}
+
+// BlockedError ends a waiting blocking command with an error (CLIENT UNBLOCK ERROR), counted
+// as Redis counts it: in INFO errorstats and as a failed call of the command.
+func (c *Ctx) BlockedError(msg string) {
+	c.Error(msg)
+	if c.Cmd != nil {
+		c.Cmd.FailedCalls.Add(1)
 	}
 }
 

@@ -82,7 +82,7 @@ func (t *Table) exec(c *Ctx) {
 		msg := "Can't execute '" + cmd.FullName() + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
 		if cmd.Name == "exec" && cmd.parent == nil {
 			// As Redis's rejectCommand: a rejected EXEC discards the transaction and says so.
-			c.Client.multi = multiState{}
+			c.Client.setMulti(multiState{})
 			c.Store.Watches.Unwatch(&c.Client.watch)
 			c.Error("EXECABORT Transaction discarded because of: " + msg)
 			return
@@ -94,6 +94,13 @@ func (t *Table) exec(c *Ctx) {
 		return
 	}
 	if t.scripting != nil && !t.busyCheck(c, cmd) {
+		return
+	}
+	if c.Client.monitor.Load() && cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 {
+		// A monitor is a replica to Redis (CLIENT_SLAVE): it may not touch the keyspace.
+		c.Cmd = cmd
+		cmd.RejectedCalls.Add(1)
+		c.Error("ERR Replica can't interact with the keyspace")
 		return
 	}
 	if c.Client.multi.active && !runsInMulti(cmd) {
@@ -139,6 +146,11 @@ func (t *Table) run(c *Ctx, cmd *Command) {
 	if start == 0 {
 		start = nanotime()
 	}
+	if cmd.Flags&FlagSkipMonitor != 0 && t.intro.monitors.Load() != 0 && !c.inScript {
+		// EVAL and FCALL show before the commands their script runs, as Redis feeds them
+		// from their own handlers.
+		t.feedMonitors(c, cmd)
+	}
 	cmd.Handler(c)
 	if c.changed {
 		if !c.journaled && cmd.Flags&FlagWrite != 0 {
@@ -156,10 +168,25 @@ func (t *Table) run(c *Ctx, cmd *Command) {
 	}
 	end := nanotime()
 	c.nanoMark = end
-	cmd.Usec.Add((end - start) / 1000)
+	ns := end - start
+	us := ns / 1000
+	cmd.Usec.Add(us)
 	cmd.Calls.Add(1)
 	if c.failed {
 		cmd.FailedCalls.Add(1)
+	}
+	// Introspection (introspection.go): a blocked command is timed and logged when it is
+	// served (AfterBlocked), as Redis does.
+	if c.Blocked != nil {
+		c.blockedNs = ns
+	} else if !t.intro.untracked.Load() {
+		cmd.latency.record(ns)
+	}
+	if us >= t.intro.gate.Load() {
+		t.slow(c, cmd, us)
+	}
+	if t.intro.monitors.Load() != 0 && cmd.Flags&(FlagSkipMonitor|FlagAdmin) == 0 {
+		t.feedMonitors(c, cmd)
 	}
 }
 
@@ -203,7 +230,7 @@ func (t *Table) resolve(c *Ctx) *Command {
 		cmd.RejectedCalls.Add(1)
 		if cmd.Name == "exec" && cmd.parent == nil {
 			// Redis's rejectCommand: a rejected EXEC discards the transaction and says so.
-			c.Client.multi = multiState{}
+			c.Client.setMulti(multiState{})
 			c.Error("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command")
 			return nil
 		}
@@ -529,7 +556,7 @@ func (c *Ctx) admitMemory(cmd *Command) bool {
 		cmd.RejectedCalls.Add(1)
 		if isExec {
 			// Redis's rejectCommand on EXEC: the transaction is discarded and says why.
-			c.Client.multi = multiState{}
+			c.Client.setMulti(multiState{})
 			c.Store.Watches.Unwatch(&c.Client.watch)
 			c.Error("EXECABORT Transaction discarded because of: " + errOOM)
 			return false

@@ -547,6 +547,7 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	if sc.tx != nil {
 		sc.tx.mute = sr.run.Repl == script.ReplNone
 	}
+	sc.nanoMark = 0 // time the command alone, not the Lua code run since the previous call
 	t.run(sc, cmd)
 	if flags&FlagReadOnly != 0 && sr.caller != nil {
 		// Redis 7.0's call(): a read-only command run by a script remembers, for a tracking
@@ -711,7 +712,7 @@ func (t *Table) busyCheck(c *Ctx, cmd *Command) bool {
 		cmd.RejectedCalls.Add(1)
 		if cmd.Name == "exec" && cmd.parent == nil && c.Client.multi.active {
 			// Redis's rejectCommand: a rejected EXEC discards the transaction and says why.
-			c.Client.multi = multiState{}
+			c.Client.setMulti(multiState{})
 			c.Store.Watches.Unwatch(&c.Client.watch)
 			c.Error("EXECABORT Transaction discarded because of: " + msg)
 			return false

@@ -80,6 +80,17 @@ func serverCommands() []*Command {
 		{Name: "memory", Arity: -2, ACL: []string{"slow"}, Group: "server", Since: "4.0.0",
 			Complexity: "Depends on subcommand.", Summary: "A container for memory diagnostics commands",
 			Subcommands: memorySubcommands()},
+		slowlogCommands(),
+		latencyCommands(),
+		{Name: "monitor", Arity: 1, Flags: adminFlags, ACL: adminACL, Group: "server", Since: "1.0.0",
+			Summary: "Listen for all requests received by the server in real time",
+			Doc: "Replies `+OK`, then streams every command other clients run, after it ran, as Redis formats it: `+<unix seconds>.<microseconds> [<db> <client address>] \"arg\" ...`, " +
+				"arguments quoted as Redis's sdscatrepr quotes them, commands run by scripts as `[<db> lua]`, EVAL and FCALL before the commands of their script, MULTI, the queued commands and EXEC in order. " +
+				"Administrative commands (CONFIG, CLIENT LIST, SLOWLOG ...) are not shown, and AUTH and HELLO passwords, ACL SETUSER rules and sensitive CONFIG SET values show as `\"(redacted)\"`. " +
+				"The lines wait in the monitor's output queue under `client-output-buffer-limit` (class normal, as in Redis): a monitor that does not read is disconnected past the limit. " +
+				"A monitor may still run PING, QUIT, RESET and other commands that touch no keys; the others get `ERR Replica can't interact with the keyspace`. " +
+				"RESET ends monitor mode. Inside MULTI it is refused at EXEC (`ERR MONITOR isn't allowed for DENY BLOCKING client`). With no monitor connected, the cost to other commands is one atomic load.",
+			Handler: monitorCommand},
 	}
 }
 

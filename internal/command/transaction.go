@@ -112,6 +112,8 @@ func (c *Ctx) enqueue(cmd *Command) {
 		args[i] = buf[len(buf)-len(a) : len(buf) : len(buf)]
 	}
 	c.Client.multi.queue = append(c.Client.multi.queue, queued{cmd: cmd, args: args})
+	c.Client.multiN.Add(1)
+	c.Client.multiMem.Add(int64(size + len(args)*8)) // Redis: argument bytes and a pointer each
 	c.W.Simple("QUEUED")
 }
 
@@ -120,7 +122,7 @@ func multiCommand(c *Ctx) {
 		c.Error("ERR MULTI calls can not be nested")
 		return
 	}
-	c.Client.multi = multiState{active: true}
+	c.Client.setMulti(multiState{active: true})
 	c.W.OK()
 }
 
@@ -129,7 +131,7 @@ func discardCommand(c *Ctx) {
 		c.Error("ERR DISCARD without MULTI")
 		return
 	}
-	c.Client.multi = multiState{}
+	c.Client.setMulti(multiState{})
 	c.Store.Watches.Unwatch(&c.Client.watch)
 	c.W.OK()
 }
@@ -153,7 +155,7 @@ func execCommand(c *Ctx) {
 		c.Error("ERR EXEC without MULTI")
 		return
 	}
-	c.Client.multi = multiState{}
+	c.Client.setMulti(multiState{})
 	if m.dirty {
 		c.Store.Watches.Unwatch(&c.Client.watch)
 		c.Error("EXECABORT Transaction discarded because of previous errors.")
@@ -226,6 +228,10 @@ func execCommand(c *Ctx) {
 	// Every command sees the EXEC's time sample, c.Now (spec §2.3).
 	t := c.Srv.Table()
 	c.W.Array(len(m.queue))
+	execArgs := c.Args
+	// The dispatcher's bookkeeping after this handler (MONITOR, the slow log) is EXEC's own.
+	// The queued commands' errors are theirs: EXEC itself did not fail (INFO commandstats).
+	defer func() { c.Args, c.Cmd, c.failed = execArgs, t.byName["exec"], false }()
 	for _, q := range m.queue {
 		c.Args = q.args
 		c.hashedKey = nil

@@ -175,7 +175,48 @@ func Directives() []*Directive {
 			Doc: "Make FLUSHALL/FLUSHDB without SYNC or ASYNC free memory in the background."},
 		{Name: "busy-reply-threshold", Aliases: []string{"lua-time-limit"}, Type: Int, Default: "5000", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "general",
 			Doc: "Milliseconds a Lua script (EVAL, FCALL) may run before other clients' commands get `-BUSY` instead of waiting, and SCRIPT KILL or FUNCTION KILL may stop it; 0 never. The script itself keeps running until it ends or is killed."},
+
+		// Introspection (docs/operations.md#introspection)
+		{Name: "slowlog-log-slower-than", Type: Int, Default: "10000", Min: -1, Max: 1<<63 - 1, Mutable: true, Group: "introspection",
+			Doc: "Commands that take at least this many microseconds go into the slow log (SLOWLOG GET); -1 disables the log, 0 logs every command."},
+		{Name: "slowlog-max-len", Type: Int, Default: "128", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "introspection",
+			Doc: "Most entries the slow log keeps; the oldest go first. Lowering it drops the excess at once."},
+		{Name: "latency-monitor-threshold", Type: Int, Default: "0", Min: 0, Max: 1<<63 - 1, Mutable: true, Group: "introspection",
+			Doc: "Events (commands, active expiry cycles) that take at least this many milliseconds are recorded for LATENCY LATEST, HISTORY, GRAPH and DOCTOR; 0 turns the latency monitor off."},
+		{Name: "latency-tracking", Type: Bool, Default: "yes", Mutable: true, Group: "introspection",
+			Doc: "Keep a latency histogram per command (LATENCY HISTOGRAM, INFO latencystats): one atomic add per command."},
+		{Name: "latency-tracking-info-percentiles", Type: Special, Default: "50 99 99.9", Mutable: true, Parse: parsePercentiles, Group: "introspection",
+			Doc: "Percentiles INFO latencystats reports per command, separated by spaces, each from 0 to 100; empty reports none."},
 	}
+}
+
+// parsePercentiles checks latency-tracking-info-percentiles as Redis does and writes the
+// numbers as Redis prints them (trimmed: 50, 99.9).
+func parsePercentiles(v string) (string, error) {
+	f := strings.Fields(v)
+	out := make([]string, len(f))
+	for i, s := range f {
+		p, err := strconv.ParseFloat(s, 64)
+		if err != nil || p != p {
+			return "", errors.New("Invalid latency-tracking-info-percentiles parameters")
+		}
+		if p > 100 || p < 0 {
+			return "", errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+		}
+		out[i] = strconv.FormatFloat(p, 'f', -1, 64)
+	}
+	return strings.Join(out, " "), nil
+}
+
+// Percentiles parses a normalized latency-tracking-info-percentiles value.
+func Percentiles(v string) []float64 {
+	var out []float64
+	for _, s := range strings.Fields(v) {
+		if p, err := strconv.ParseFloat(s, 64); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func parseBind(v string) (string, error) {

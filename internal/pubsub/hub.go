@@ -262,6 +262,17 @@ func (h *Hub) push(s *Sub, chunk []byte) {
 	}
 }
 
+// PushRaw queues bytes already encoded for the connection (a MONITOR line), under its
+// output buffer limit like any push; they are shared, never copied or changed.
+func (s *Sub) PushRaw(chunk []byte) { s.hub.push(s, chunk) }
+
+// QueuedChunks is the number of pushes waiting in the outbox (CLIENT LIST oll).
+func (s *Sub) QueuedChunks() int {
+	s.out.mu.Lock()
+	defer s.out.mu.Unlock()
+	return len(s.out.queue)
+}
+
 // Local is the connection executing the current command, if any: pushes for it go into its
 // reply buffer W, in order with its replies, instead of its outbox.
 type Local struct {

@@ -77,6 +77,8 @@ type Reader struct {
 	// A line search that found no terminator remembers how far it got, so a peer dripping a
 	// long line one byte at a time costs linear, not quadratic, work.
 	scanFrom, scanTo int
+	// released is set by Release: the next Fill reads without a buffer.
+	released bool
 }
 
 // NewReader returns a Reader over src with Redis's default limits.
@@ -87,9 +89,39 @@ func NewReader(src io.Reader) *Reader {
 // Buffered reports how many unparsed bytes are held.
 func (rd *Reader) Buffered() int { return rd.w - rd.r }
 
+// Cap is the size of the buffer held (CLIENT LIST's qbuf plus qbuf-free).
+func (rd *Reader) Cap() int { return len(rd.buf) }
+
+// Release lets an empty buffer go, for an idle connection; the next Fill makes a new one. It
+// does nothing while data or a partial command is held.
+func (rd *Reader) Release() {
+	if rd.r == rd.w && !rd.inCmd {
+		rd.buf, rd.r, rd.w = nil, 0, 0
+		rd.scanFrom, rd.scanTo = -1, -1
+		rd.released = true
+	}
+}
+
 // Fill reads once from the source, making room first. Argument slices returned earlier become
 // invalid. It returns the source's error, if any.
 func (rd *Reader) Fill() error {
+	if rd.released {
+		// Released while idle: wait for the next request without holding a buffer, and
+		// make one only once a byte arrived.
+		var one [1]byte
+		n, err := rd.src.Read(one[:])
+		if n == 0 {
+			if err == nil {
+				err = io.ErrNoProgress
+			}
+			return err
+		}
+		rd.released = false
+		rd.makeRoom()
+		rd.buf[rd.w] = one[0]
+		rd.w++
+		return nil
+	}
 	rd.makeRoom()
 	n, err := rd.src.Read(rd.buf[rd.w:])
 	rd.w += n

@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -30,6 +32,11 @@ type conn struct {
 	writeDeadline bool
 	// readDeadline is set while the timeout directive bounds the next read (serve).
 	readDeadline bool
+	// reading is set while serve waits in its read; releaseAsked, set under readMu with the
+	// read deadline moved to now, asks it to release its idle query buffer (fill).
+	reading      atomic.Bool
+	readMu       sync.Mutex
+	releaseAsked bool
 }
 
 // newConn registers a client for nc, or returns nil when maxclients are connected already
@@ -49,6 +56,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.CreatedAt = time.Now()
 	c.LastInteraction.Store(time.Now().UnixMilli())
 	c.SetDefaultAuth(s.acl)
+	c.FD = connFD(nc)
 	c.rd = resp.NewReader(nc)
 	c.w = resp.NewWriter()
 	c.Writer = c.w
@@ -102,12 +110,13 @@ func (c *conn) serve() {
 		}
 		c.readDeadline = s.timeoutSec.Load() > 0 && !c.Sub.Subscribed()
 		before := c.rd.Buffered()
-		if err := c.rd.Fill(); err != nil {
+		if err := c.fill(); err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				s.log.Debug("Closing idle client", "id", c.ID, "addr", c.Addr)
 			}
 			return
 		}
+		c.publishQueryBuf()
 		s.stats.netInput.Add(int64(c.rd.Buffered() - before))
 		// client-query-buffer-limit: requests received and not yet executed, including
 		// a partly received command, may not grow past it (Redis closes without a reply).
@@ -118,7 +127,73 @@ func (c *conn) serve() {
 		if !c.runBatch() {
 			return
 		}
+		c.publishQueryBuf()
 	}
+}
+
+// publishQueryBuf tells CLIENT LIST what the query buffer holds (qbuf, qbuf-free).
+func (c *conn) publishQueryBuf() {
+	c.Conn.QueryBuf.Store(int64(c.rd.Buffered()))
+	c.Conn.QueryBufCap.Store(int64(c.rd.Cap()))
+}
+
+// idleRelease is how long a connection must be idle before its empty query buffer is released,
+// as Redis's clientsCronResizeQueryBuffer frees it after 2 seconds.
+const idleRelease = 2 * time.Second
+
+// fill reads once into the query buffer. The server's clientsCron may interrupt
+// the read of a client idle for idleRelease by moving the read deadline into the past: fill
+// then lets the empty buffer go, so that idle connections hold none, restores the deadline and
+// reads again (into a buffer made when data arrives).
+func (c *conn) fill() error {
+	for {
+		c.reading.Store(true)
+		err := c.rd.Fill()
+		c.readMu.Lock()
+		c.reading.Store(false)
+		interrupted := c.releaseAsked
+		c.releaseAsked = false
+		c.readMu.Unlock()
+		if !interrupted {
+			return err
+		}
+		// The cron moved the deadline: put back the one the timeout directive wants.
+		if t := c.srv.timeoutSec.Load(); t > 0 && c.readDeadline {
+			dl := time.UnixMilli(c.LastInteraction.Load()).Add(time.Duration(t) * time.Second)
+			if !time.Now().Before(dl) {
+				return os.ErrDeadlineExceeded
+			}
+			_ = c.nc.SetReadDeadline(dl)
+		} else {
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+		if err == nil {
+			return nil // data came in just before the cron's deadline
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+		c.rd.Release()
+		c.publishQueryBuf()
+	}
+}
+
+// askRelease interrupts the connection's read if it is waiting for a request with an empty
+// query buffer and has been idle for idleRelease (see fill).
+func (c *conn) askRelease(now time.Time) {
+	if _, plain := c.nc.(*net.TCPConn); !plain {
+		return // a TLS read is not interrupted: its record layer is left alone
+	}
+	if c.Conn.QueryBufCap.Load() == 0 || c.Conn.QueryBuf.Load() != 0 ||
+		now.UnixMilli()-c.LastInteraction.Load() < idleRelease.Milliseconds() {
+		return
+	}
+	c.readMu.Lock()
+	if c.reading.Load() && !c.releaseAsked {
+		c.releaseAsked = true
+		_ = c.nc.SetReadDeadline(now)
+	}
+	c.readMu.Unlock()
 }
 
 // runBatch executes every complete command buffered and flushes the replies. It returns false
@@ -206,6 +281,9 @@ func (c *conn) flush() bool {
 	if cap(c.w.Buf) > 1<<20 {
 		c.w.Buf = nil // drop a buffer grown by one huge reply
 	}
+	if rb := int64(cap(c.w.Buf)); rb != c.Conn.ReplyBufCap.Load() {
+		c.Conn.ReplyBufCap.Store(rb) // CLIENT LIST rbs
+	}
 	return err == nil
 }
 
@@ -286,7 +364,7 @@ func (c *conn) waitBlocked() bool {
 					<-w.Ready // served just now
 					served = true
 				case withError:
-					c.w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+					c.ctx.BlockedError("UNBLOCKED client unblocked via CLIENT UNBLOCK")
 				default:
 					bp.TimeoutReply(c.w)
 				}
@@ -318,6 +396,11 @@ func (c *conn) waitBlocked() bool {
 			_ = c.nc.SetReadDeadline(time.Time{})
 		}
 		c.Sub.Unhold()
+		if !gone && !(served && bp.Retry) {
+			// Its reply goes out now: the slow log and latency histogram take it (a retried
+			// command is timed when it runs again).
+			s.table.AfterBlocked(&c.ctx, args, c.ctx.BlockedNs())
+		}
 		if served {
 			c.w.Raw(bp.Reply())
 		}
@@ -356,4 +439,22 @@ func (c *conn) flushPushes() bool {
 		c.w.Buf = nil
 	}
 	return err == nil
+}
+
+// connFD is the connection's file descriptor, for CLIENT LIST fd (0 when there is none).
+func connFD(nc net.Conn) int {
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = tc.NetConn() // TLS: the socket under it
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	fd := 0
+	_ = rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
 }

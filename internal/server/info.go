@@ -21,7 +21,8 @@ var infoSections = []struct {
 }{
 	{"server", true}, {"clients", true}, {"memory", true}, {"persistence", true},
 	{"stats", true}, {"replication", true}, {"cpu", true}, {"modules", true},
-	{"commandstats", false}, {"errorstats", true}, {"cluster", true}, {"keyspace", true},
+	{"commandstats", false}, {"errorstats", true}, {"latencystats", false}, {"cluster", true},
+	{"keyspace", true},
 }
 
 // Info renders INFO with Redis's section and field names, so tools that parse Redis's INFO
@@ -52,7 +53,7 @@ func (s *Server) Info(req []string, held bool) string {
 	}
 	var b strings.Builder
 	for _, sec := range infoSections {
-		if !(want[sec.name] || everything || (all && sec.name != "modules")) {
+		if !(want[sec.name] || everything || all) {
 			continue
 		}
 		if b.Len() > 0 {
@@ -81,6 +82,8 @@ func (s *Server) Info(req []string, held bool) string {
 		case "modules":
 		case "commandstats":
 			s.infoCommandStats(&b)
+		case "latencystats":
+			s.table.LatencyStats(&b)
 		case "errorstats":
 			s.stats.errMu.Lock()
 			codes := make([]string, 0, len(s.stats.errorStats))

@@ -247,6 +247,14 @@ func (s *Server) applyConfig(name, value string) {
 		s.hub.Tracking.SetMaxKeys(n)
 	case "maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity", "lfu-log-factor", "lfu-decay-time":
 		s.applyMemoryConfig(name, value, n)
+	case "slowlog-log-slower-than", "slowlog-max-len":
+		t, _ := strconv.ParseInt(s.cfg.Get("slowlog-log-slower-than"), 10, 64)
+		m, _ := strconv.ParseInt(s.cfg.Get("slowlog-max-len"), 10, 64)
+		s.table.SetSlowlog(t, m)
+	case "latency-monitor-threshold":
+		s.table.SetLatencyMonitor(n)
+	case "latency-tracking", "latency-tracking-info-percentiles":
+		s.table.SetLatencyTracking(s.cfg.Get("latency-tracking") == "yes", config.Percentiles(s.cfg.Get("latency-tracking-info-percentiles")))
 	}
 }
 
@@ -338,10 +346,14 @@ func (s *Server) Start() error {
 		go s.acceptLoop(ln, true)
 	}
 	s.tls.mu.Unlock()
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.expireLoop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.clientsCron()
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -436,6 +448,29 @@ func (s *Server) closeListeners() {
 	s.tls.mu.Unlock()
 }
 
+// clientsCron releases the query buffers of idle clients once a second (conn.fill), as
+// Redis's clientsCron resizes them, so that idle connections cost no buffer.
+func (s *Server) clientsCron() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			conns := make([]*conn, 0, len(s.clients))
+			for _, c := range s.clients {
+				conns = append(conns, c)
+			}
+			s.mu.Unlock()
+			for _, c := range conns {
+				c.askRelease(now)
+			}
+		}
+	}
+}
+
 // expireLoop runs the active expiry cycle at hz, with a time budget scaled by
 // active-expire-effort.
 func (s *Server) expireLoop() {
@@ -449,6 +484,7 @@ func (s *Server) expireLoop() {
 		s.store.ActiveExpire(ctx, period, budget, 64, func(es store.ExpireStats) {
 			c := es
 			s.stats.expire.Store(&c)
+			s.table.LatencyEvent("expire-cycle", time.Duration(es.LastCycleMicros)*time.Microsecond)
 		})
 		cancel()
 	}
@@ -592,6 +628,7 @@ func (s *Server) ResetStats(held bool) {
 }
 
 func resetCmd(c *command.Command) {
+	c.ResetLatency()
 	c.Calls.Store(0)
 	c.Usec.Store(0)
 	c.RejectedCalls.Store(0)
