@@ -350,11 +350,22 @@ func (s *Server) commandMetrics() []metrics.CommandStats {
 	return out
 }
 
-// commandLatency is the one place a command's latency histogram reaches /metrics: whatever it
-// returns for c is exported as hotkv_command_duration_seconds{cmd} (cumulative bucket counts
-// by upper bound in seconds). Commands keep no histogram yet, so it returns nil and the
-// histogram is left out.
-func commandLatency(c *command.Command) *metrics.Histogram { return nil }
+// commandLatency is the one place a command's latency histogram reaches /metrics: it is
+// exported as hotkv_command_duration_seconds{cmd}, with LATENCY HISTOGRAM's power-of-two
+// buckets (1.024 µs to about 1 s) as cumulative counts by upper bound in seconds. Commands
+// without a recorded call (or with latency-tracking off since the last RESETSTAT) have none.
+func commandLatency(c *command.Command) *metrics.Histogram {
+	snap := c.Latency()
+	if snap.Count == 0 {
+		return nil
+	}
+	h := &metrics.Histogram{Count: snap.Count, SumSeconds: float64(snap.SumNs) / 1e9,
+		Buckets: make(map[float64]uint64, 24)}
+	for _, b := range snap.Buckets() {
+		h.Buckets[b.UpperSeconds] = b.Count
+	}
+	return h
+}
 
 // limiterMetrics reads every named limiter's RATELIMIT.STATS figures at nowMs: the totals and
 // the keys with live state (which, like STATS, reclaims dead state on the way).
