@@ -302,8 +302,12 @@ func TestConfigErrorsExitNonZero(t *testing.T) {
 		{[]string{"--loglevel", "loud"}, []string{"invalid value for 'loglevel'", "loud"}},
 		{[]string{"--bind", "not-an-ip"}, []string{"invalid value for 'bind'", "not-an-ip"}},
 		{[]string{"--nosuch", "1"}, []string{"Bad directive or wrong number of arguments: 'nosuch'"}},
-		{[]string{"--port", "0", "stray"}, []string{"invalid value for 'port'"}},
-		{[]string{"--"}, []string{"invalid argument"}},
+		// Redis 7.0's command line: values run until the next --option; a one-value
+		// directive given two is an arity error showing the line as Redis quotes it.
+		{[]string{"--port", "0", "stray"}, []string{`'port "0" "stray"'`, "wrong number of arguments"}},
+		{[]string{"--dir", ".", "--port"}, []string{"'port'", "wrong number of arguments"}},
+		{[]string{"--port", "--loglevel", "verbose"}, []string{`'port "--loglevel" "verbose"'`, "wrong number of arguments"}},
+		{[]string{"--", "--dir", "x"}, []string{"Bad directive or wrong number of arguments: '--dir'"}},
 		{[]string{"--dir", "no/such/dir"}, []string{"Can't chdir to 'no/such/dir'"}},
 	}
 	for _, tc := range cases {

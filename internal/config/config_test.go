@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,5 +69,36 @@ func TestSaveLinesAccumulate(t *testing.T) {
 	}
 	if c, err = Load(Directives(), []string{"--port", "1"}); err != nil || c.Get("save") != "3600 1 300 100 60 10000" {
 		t.Fatalf("no save line keeps the default: %v %q", err, c.Get("save"))
+	}
+}
+
+// TestParseArgsLikeRedis checks redis-server 7.0's reading of the command line (its main()):
+// values run until the next --option, "--name value" in one argument, values starting with
+// "--" while a name waits for its value, a bare word after a complete option, and --save
+// with nothing after it.
+func TestParseArgsLikeRedis(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want [][2]string
+	}{
+		{[]string{"--port", "6380", "--save", "900", "1", "300", "10"}, [][2]string{{"port", "6380"}, {"save", "900 1 300 10"}}},
+		{[]string{"--maxmemory 700mb", "--maxmemory-policy volatile-lru"}, [][2]string{{"maxmemory", "700mb"}, {"maxmemory-policy", "volatile-lru"}}},
+		{[]string{"hotkv.conf", "loglevel", "verbose", "--maxmemory '700mb'"}, [][2]string{{"loglevel", "verbose"}, {"maxmemory", "700mb"}}},
+		{[]string{"hotkv.conf", "--logfile", "--my--log--file", "--loglevel", "debug"}, [][2]string{{"logfile", "--my--log--file"}, {"loglevel", "debug"}}},
+		{[]string{"--save", "--loglevel", "verbose"}, [][2]string{{"save", ""}, {"loglevel", "verbose"}}},
+		{[]string{"--loglevel", "verbose", "--save"}, [][2]string{{"loglevel", "verbose"}, {"save", ""}}},
+		{[]string{"--save", "", "--loglevel", "verbose"}, [][2]string{{"save", ""}, {"loglevel", "verbose"}}},
+		{[]string{"--requirepass", "a b\"c"}, [][2]string{{"requirepass", "a b\"c"}}},
+	} {
+		_, got, err := ParseArgs(tc.argv)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.argv, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%q: got %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+	if _, _, err := ParseArgs([]string{"--port"}); err == nil || !strings.Contains(err.Error(), "'port'\nwrong number of arguments") {
+		t.Errorf("--port alone: %v", err)
 	}
 }

@@ -18,8 +18,12 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
-	return fmt.Sprintf("*** FATAL CONFIG FILE ERROR ***\nReading the configuration file %s, at line %d\n>>> '%s'\n%s",
-		e.File, e.Line, e.Text, e.Reason)
+	where := "the configuration file " + e.File
+	if e.File == "" {
+		where = "the command line options" // the options after the file, as config lines
+	}
+	return fmt.Sprintf("*** FATAL CONFIG FILE ERROR ***\nReading %s, at line %d\n>>> '%s'\n%s",
+		where, e.Line, e.Text, e.Reason)
 }
 
 // ParseFile reads a redis.conf-style file into name/value pairs in order. Blank lines and
@@ -75,43 +79,103 @@ func parseFile(path string, depth int) ([][2]string, error) {
 	return out, nil
 }
 
-// ParseArgs turns redis-server's command line into name/value pairs: an optional config file
-// first, then `--name value...` options whose values run until the next `--` option. A lone
-// "-" reads the config from standard input, as redis-server does, and is not supported here.
+// ParseArgs turns redis-server's command line into name/value pairs exactly as Redis 7.0's
+// main() does: an optional config file first, then the options are written out as config
+// lines and read like the file's. `--name` starts a line; the arguments after it, quoted,
+// are its values, even ones starting with "--" while the line has none yet
+// (`--proc-title-template --x`); "--name value" in one argument is a whole line; an argument
+// without "--" after a complete line is another value of it (`loglevel verbose` works too).
+// `--save` followed by another option or nothing means `save ""`. A lone "-" (read the
+// config from standard input) is not supported.
 func ParseArgs(argv []string) (file string, pairs [][2]string, err error) {
+	file, lines, err := parseArgs(argv)
+	for _, l := range lines {
+		pairs = append(pairs, l.pair)
+	}
+	return file, pairs, err
+}
+
+// argLine is one option line of the command line: its pair, the line as Redis would show it
+// in an error, and how many values it had.
+type argLine struct {
+	pair  [2]string
+	text  string
+	nargs int
+}
+
+func parseArgs(argv []string) (file string, out []argLine, err error) {
 	i := 0
-	if len(argv) > 0 && !strings.HasPrefix(argv[0], "--") {
+	if len(argv) > 0 && !strings.HasPrefix(argv[0], "-") {
 		file = argv[0]
 		i = 1
 	}
-	for i < len(argv) {
-		a := argv[i]
-		if !strings.HasPrefix(a, "--") || len(a) == 2 {
-			return "", nil, fmt.Errorf("invalid argument %q: options are --name value", a)
+	var lines []string
+	var cur strings.Builder
+	handledLast := true // the last option has its value (Redis's handled_last_config_arg)
+	flush := func() {
+		if cur.Len() > 0 {
+			lines = append(lines, cur.String())
+			cur.Reset()
 		}
-		name := strings.ToLower(a[2:])
-		i++
-		var vals []string
-		for i < len(argv) && !strings.HasPrefix(argv[i], "--") {
-			vals = append(vals, argv[i])
-			i++
-		}
-		if len(vals) == 0 {
-			// Redis allows a bare flag for booleans ("--appendonly" means yes).
-			vals = []string{"yes"}
-		}
-		pairs = append(pairs, [2]string{name, strings.Join(vals, " ")})
 	}
-	return file, pairs, nil
+	for j := i; j < len(argv); j++ {
+		a := argv[j]
+		if a == "-" && (j == 0 || j == len(argv)-1) {
+			return "", nil, fmt.Errorf("reading the configuration from standard input (-) is not supported")
+		}
+		if handledLast && strings.HasPrefix(a, "--") {
+			flush()
+			cur.WriteString(a[2:])
+			cur.WriteByte(' ')
+			if parts, ok := resp.SplitArgs(a); ok && len(parts) == 1 {
+				handledLast = false // a name alone: its values follow
+				next := j + 1
+				isSave := strings.EqualFold(a, "--save")
+				if isSave && (next == len(argv) || strings.HasPrefix(argv[next], "--")) {
+					cur.WriteString(`""`) // pre-7.0 scripts pass an empty save as nothing
+					handledLast = true
+				}
+			} else {
+				handledLast = true // "--name value" in one argument
+			}
+			continue
+		}
+		cur.WriteString(resp.Repr(a))
+		cur.WriteByte(' ')
+		handledLast = true
+	}
+	flush()
+	for n, line := range lines {
+		line = strings.TrimSpace(line)
+		args, ok := resp.SplitArgs(line)
+		if !ok {
+			return "", nil, &FileError{Line: n + 1, Text: line, Reason: "Unbalanced quotes in configuration line"}
+		}
+		if len(args) < 2 {
+			return "", nil, &FileError{Line: n + 1, Text: line, Reason: "wrong number of arguments"}
+		}
+		out = append(out, argLine{pair: [2]string{strings.ToLower(args[0]), strings.Join(args[1:], " ")},
+			text: line, nargs: len(args) - 1})
+	}
+	return file, out, nil
 }
 
 // Load builds a Config from the table and redis-server style arguments: defaults, then the
 // file, then flags. Every error names the directive.
 func Load(table []*Directive, argv []string) (*Config, error) {
 	c := New(table)
-	file, flags, err := ParseArgs(argv)
+	file, argLines, err := parseArgs(argv)
 	if err != nil {
 		return nil, err
+	}
+	var flags [][2]string
+	for n, l := range argLines {
+		// A directive of one value (a number, a word, a size) given several is Redis's
+		// "wrong number of arguments", shown with the line as quoted: `port "6379" "6380"`.
+		if d := c.Lookup(l.pair[0]); d != nil && l.nargs > 1 && singleValue(d.Type) {
+			return nil, &FileError{Line: n + 1, Text: l.text, Reason: "wrong number of arguments"}
+		}
+		flags = append(flags, l.pair)
 	}
 	var pairs [][2]string
 	if file != "" {
@@ -156,6 +220,11 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 	}
 	return c, nil
 }
+
+// singleValue reports whether a directive of type t takes exactly one value (Redis's
+// bool, enum, numeric and memory configs), so that more is an arity error rather than a bad
+// value.
+func singleValue(t Type) bool { return t == Int || t == Bool || t == Enum || t == Memory }
 
 func asSetError(err error, out **SetError) bool {
 	se, ok := err.(*SetError)

@@ -24,7 +24,10 @@ const (
 	// a large value is read in place instead of being copied on every refill.
 	bigArg = 32 * 1024
 
-	minBufSize = 4 * 1024
+	// minBufSize is the buffer a connection reads into, Redis's PROTO_IOBUF_LEN: one read
+	// takes a 16 KB pipeline, and CLIENT LIST shows the query buffer Redis would. An idle
+	// connection holds none (Release), so the size costs only while clients send.
+	minBufSize = 16 * 1024
 	maxIdleBuf = 64 * 1024
 )
 
@@ -117,15 +120,23 @@ func (rd *Reader) Fill() error {
 			return err
 		}
 		rd.released = false
-		rd.makeRoom()
+		rd.makeRoom(true)
 		rd.buf[rd.w] = one[0]
 		rd.w++
 		return nil
 	}
-	rd.makeRoom()
+	rd.makeRoom(false)
 	n, err := rd.src.Read(rd.buf[rd.w:])
 	rd.w += n
 	if n > 0 {
+		if cap(rd.buf) > maxIdleBuf && rd.r == 0 && !rd.inCmd && rd.w <= minBufSize {
+			// The large buffer of an earlier burst is kept while the client waits (CLIENT LIST
+			// shows it, as Redis's until its cron shrinks it; Release frees it when idle) and
+			// given up once a request that fits a small one has arrived.
+			small := make([]byte, minBufSize)
+			rd.w = copy(small, rd.buf[:rd.w])
+			rd.buf = small
+		}
 		return nil
 	}
 	if err == nil {
@@ -136,7 +147,7 @@ func (rd *Reader) Fill() error {
 
 // Feed appends p to the buffer as if it had been read; for tests and fuzzing.
 func (rd *Reader) Feed(p []byte) {
-	rd.makeRoom()
+	rd.makeRoom(true)
 	for len(p) > 0 {
 		if rd.w == len(rd.buf) {
 			rd.grow(len(p))
@@ -149,11 +160,11 @@ func (rd *Reader) Feed(p []byte) {
 
 // makeRoom compacts the buffer and grows it when it is full, or when a big bulk argument is
 // expected so that it can be received in place.
-func (rd *Reader) makeRoom() {
+func (rd *Reader) makeRoom(shrink bool) {
 	if rd.r == rd.w && !rd.inCmd {
 		rd.r, rd.w = 0, 0
 		rd.scanFrom, rd.scanTo = -1, -1
-		if cap(rd.buf) > maxIdleBuf {
+		if shrink && cap(rd.buf) > maxIdleBuf {
 			rd.buf = nil // let a burst's large buffer go once the burst is over
 		}
 	}
