@@ -159,6 +159,7 @@ type Params<F> = F extends (p: ArgParser, ...args: infer A) => void ? A : never;
 export type ModuleCommand<D> = D extends CommandDef<infer _A, infer R>
   ? {
       readonly IS_READ_ONLY: boolean;
+      readonly INT64: Int64Mode;
       readonly parseCommand: (this: void, parser: CommandParser, ...args: Params<D['parse']>) => void;
       readonly transformReply: (this: void, reply: unknown) => R;
     }
@@ -188,6 +189,11 @@ export function hotkvModule(options: { int64?: Int64Mode } = {}): HotKVModule<In
   for (const [name, d] of Object.entries(defs) as Array<[string, CommandDef<unknown[], unknown>]>) {
     out[name] = {
       IS_READ_ONLY: d.readonly,
+      // node-redis caches the client class it builds for a configuration under the
+      // configuration's JSON text, in which functions do not appear: without a visible
+      // difference a bigint module would reuse the class (and transformReply) built for a
+      // number module just before. This field is that difference; node-redis ignores it.
+      INT64: mode,
       parseCommand: (parser: CommandParser, ...args: unknown[]) => d.parse(parser, ...args),
       transformReply: (reply: unknown) => d.transform(reply, mode),
     };
