@@ -14,3 +14,4 @@ export { formatRate } from './int64.js';
 export type { Int, Int64Mode, IntArg } from './int64.js';
 export { keySlot, crc16, hashTag, SLOT_COUNT } from './slot.js';
 export type { KeyLike } from './slot.js';
+export * from './middleware/index.js';
