@@ -200,11 +200,12 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
   }
 
   /**
-   * Adds the typed methods to a node-redis client you already have and keep managing (HotKV
-   * neither connects nor closes it). int64 as in the constructor.
+   * Adds the typed methods to a node-redis client or client pool (createClientPool) you
+   * already have and keep managing: HotKV neither connects nor closes it. int64 as in the
+   * constructor.
    */
-  static wrap<J extends Int = number>(client: AnyClient, options: { int64?: J extends bigint ? 'bigint' : 'number' } = {}): WrappedClient<J> {
-    return new WrappedClient<J>(client, options.int64 as Int64Mode | undefined);
+  static wrap<J extends Int = number, C extends CommandSender = CommandSender>(client: C, options: { int64?: J extends bigint ? 'bigint' : 'number' } = {}): WrappedClient<J, C> {
+    return new WrappedClient<J, C>(client, options.int64 as Int64Mode | undefined);
   }
 
   /** The connection is open (connecting or ready). */
@@ -258,11 +259,18 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
   }
 }
 
+/** What HotKV.wrap needs: node-redis's client and client pool both have these. */
+export interface CommandSender {
+  sendCommand(args: Array<string | Buffer>, options?: any): Promise<unknown>;
+  withTypeMapping(mapping: any): { sendCommand(args: Array<string | Buffer>, options?: any): Promise<unknown> };
+}
+
 /** HotKV.wrap's result: the typed methods on a client the caller manages. */
-export class WrappedClient<I extends Int = number> extends RateLimitCommands<I> {
-  readonly redis: AnyClient;
-  readonly #typed: AnyClient;
-  constructor(client: AnyClient, mode: Int64Mode | undefined) {
+export class WrappedClient<I extends Int = number, C extends CommandSender = CommandSender> extends RateLimitCommands<I> {
+  /** The wrapped client, as given. */
+  readonly redis: C;
+  readonly #typed: { sendCommand(args: Array<string | Buffer>): Promise<unknown> };
+  constructor(client: C, mode: Int64Mode | undefined) {
     super(mode);
     this.redis = client;
     this.#typed = client.withTypeMapping(REPLY_TYPE_MAPPING);

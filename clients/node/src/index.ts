@@ -5,7 +5,7 @@
  * RESP3, cluster, pipelines and transactions.
  */
 export { HotKV, HotKVCluster, RateLimitCommands, WrappedClient, toRedisUrl, REPLY_TYPE_MAPPING } from './client.js';
-export type { HotKVOptions, HotKVClusterOptions, HotKVExtraOptions, HotKVRedisClient, HotKVRedisCluster } from './client.js';
+export type { CommandSender, HotKVOptions, HotKVClusterOptions, HotKVExtraOptions, HotKVRedisClient, HotKVRedisCluster } from './client.js';
 export { hotkvModule } from './commands.js';
 export type { HotKVModule, RateLimitCreateOptions } from './commands.js';
 export type { GCRAResult, ThrottleResult, RateLimitResult, RateLimitStats, Algorithm } from './results.js';

@@ -3,7 +3,7 @@
 // node-redis module on a client of your own, HotKV.wrap, result flags, rates and int64.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient, ErrorReply } from 'redis';
+import { createClient, createClientPool, ErrorReply } from 'redis';
 import { HotKV, HotKVError, hotkvModule, toRedisUrl, formatRate, REPLY_TYPE_MAPPING } from '@hotkv/client';
 import { startServer, freePort } from './helpers/server.mjs';
 
@@ -233,6 +233,17 @@ test('the node-redis module on your own client, and HotKV.wrap', async () => {
     const w = HotKV.wrap(own);
     assert.equal((await w.gcraLimit('own', 60000, 10)).remaining, 8);
     assert.equal(w.redis, own);
+    // A client pool (node-redis createClientPool) works the same way.
+    const pool = createClientPool({ url: toRedisUrl(server.url) }, { minimum: 1, maximum: 3 });
+    pool.on('error', () => {});
+    await pool.connect();
+    try {
+      const wp = HotKV.wrap(pool, { int64: 'bigint' });
+      const rs = await Promise.all([1, 2, 3].map(() => wp.gcraLimit('pooled', 60000, 10)));
+      assert.deepEqual(rs.map((r) => r.remaining).sort(), [7n, 8n, 9n]);
+    } finally {
+      await pool.close();
+    }
   } finally {
     await own.close();
   }

@@ -10,7 +10,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
-import { HotKVCluster, HotKVError, keySlot } from '@hotkv/client';
+import express from 'express';
+import request from 'supertest';
+import { HotKVCluster, HotKVError, keySlot, hotkvExpress, gcra, limiter } from '@hotkv/client';
 import { startFakeCluster } from './helpers/fakecluster.mjs';
 
 let fc;
@@ -135,4 +137,27 @@ test('cluster: hotkv:// URLs in rootNodes and defaults', async () => {
     await cluster.close();
   }
   assert.throws(() => new HotKVCluster({ rootNodes: [{ url: 'http://x:1' }] }), /unsupported URL scheme/);
+});
+
+test('cluster: the Express middleware on a cluster client', async () => {
+  await flush();
+  const cluster = await new HotKVCluster({ rootNodes: [{ url: `hotkv://127.0.0.1:${fc.nodes[0].port}` }] }).connect();
+  try {
+    await cluster.rateLimitCreate('daily', 2, 86400000);
+    const app = express();
+    app.use(hotkvExpress({ client: cluster, key: (req) => String(req.headers['x-user']), limits: [gcra('sec', 1000, 5), limiter('daily')] }));
+    app.get('/', (_req, res) => res.send('ok'));
+    for (const user of ['u1', 'u2', 'u3', 'u4']) {
+      assert.equal((await request(app).get('/').set('x-user', user)).status, 200);
+      assert.equal((await request(app).get('/').set('x-user', user)).status, 200);
+      const r = await request(app).get('/').set('x-user', user);
+      assert.equal(r.status, 429);
+      assert.equal(r.headers['ratelimit'], '"sec";r=3;t=1, "daily";r=0;t=86400');
+      // The GCRA state is on the node of its own key, the limiter on the node of its name.
+      assert.equal(await direct[serverIndexOf(`rl:sec:${user}`)].exists(`rl:sec:${user}`), 1);
+    }
+    assert.equal((await cluster.rateLimitStats('daily')).uniqueKeys, 4);
+  } finally {
+    await cluster.close();
+  }
 });
