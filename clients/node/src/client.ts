@@ -213,26 +213,34 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
   /** The connection is ready for commands. */
   get isReady(): boolean { return this.redis.isReady; }
 
-  /** Opens the connection (idempotent: concurrent and repeated calls share one connect). */
+  /** Opens the connection and waits until it is ready (idempotent: concurrent and repeated
+   * calls share one connect). */
   async connect(): Promise<this> {
-    await this.#ensure();
+    await this.#start();
     return this;
   }
 
-  #ensure(): Promise<unknown> {
+  /** Starts connecting unless the connection is open or opening; returns the attempt. */
+  #start(): Promise<unknown> {
     if (this.redis.isOpen) return this.#connecting ?? Promise.resolve();
-    if (!this.#connecting) {
-      this.#closed = false;
-      this.#connecting = this.redis.connect().catch((err: unknown) => {
-        this.#connecting = undefined;
-        throw err;
-      });
-    }
-    return this.#connecting;
+    this.#closed = false;
+    const attempt = this.redis.connect();
+    // The attempt's failure reaches whoever awaits connect(), and the commands queued meanwhile
+    // through node-redis; this handler only keeps it from being an unhandled rejection.
+    attempt.catch(() => {
+      if (this.#connecting === attempt) this.#connecting = undefined;
+    });
+    this.#connecting = attempt;
+    return attempt;
   }
 
   protected async sender(): Promise<Sender> {
-    if (this.#owned && !this.#closed) await this.#ensure();
+    // Lazy connect without waiting for it: node-redis queues the command until the connection
+    // is ready and applies its command timeout (commandOptions.timeout) while it waits. Awaiting
+    // the connect instead would hang the command for as long as the server is unreachable,
+    // because node-redis's default reconnect strategy retries for ever, and a rate-limit check
+    // (and the middleware's fail-open/closed decision) must not hang.
+    if (this.#owned && !this.#closed && !this.redis.isOpen) void this.#start();
     const typed = this.#typed;
     return { send: (args) => typed.sendCommand(args) };
   }

@@ -3,7 +3,7 @@
 // node-redis module on a client of your own, HotKV.wrap, result flags, rates and int64.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient, createClientPool, ErrorReply } from 'redis';
+import { createClient, createClientPool, ErrorReply, TimeoutError } from 'redis';
 import { HotKV, HotKVError, hotkvModule, toRedisUrl, formatRate, REPLY_TYPE_MAPPING } from '@hotkv/client';
 import { startServer, freePort } from './helpers/server.mjs';
 
@@ -44,9 +44,8 @@ test('the product snippet pattern: no connect() needed, and connect() is idempot
     const [a, b] = await Promise.all([c.gcraLimit('lazy', 60000, 10), c.gcraPeek('lazy', 60000, 10)]);
     assert.equal(a.denied, false);
     assert.equal(b.denied, false);
-    assert.equal(c.isReady, true);
     await Promise.all([c.connect(), c.connect()]);
-    assert.equal((await c.connect()).isOpen, true);
+    assert.equal((await c.connect()).isReady, true);
   } finally {
     await c.close();
   }
@@ -247,6 +246,18 @@ test('the node-redis module on your own client, and HotKV.wrap', async () => {
   } finally {
     await own.close();
   }
+});
+
+test('an unreachable server: commands fail within the command timeout, never hang', async () => {
+  // node-redis's default reconnect strategy retries for ever; the lazy connect does not wait
+  // for it, so the command is bounded by commandOptions.timeout.
+  const port = await freePort();
+  const c = new HotKV({ url: `hotkv://127.0.0.1:${port}`, commandOptions: { timeout: 300 } });
+  const t = Date.now();
+  await assert.rejects(c.gcraLimit('k', 1000, 1), TimeoutError);
+  assert.ok(Date.now() - t < 3000);
+  // An explicit connect() waits for the connection, as in node-redis; destroy ends it.
+  c.destroy();
 });
 
 test('connection errors go to onError and reject the command', async () => {
