@@ -167,13 +167,13 @@ export abstract class RateLimitCommands<I extends Int = number> {
 type AnyClient = RedisClientType<any, any, any, any, any>;
 
 /**
- * A HotKV client: node-redis underneath (available as `redis`, with pooling through
- * createClientPool-style usage, TLS, reconnection, RESP2/RESP3 and every command), plus typed
- * rate-limit methods.
+ * A HotKV client: a node-redis client underneath (available as `redis`: TLS, reconnection,
+ * RESP2/RESP3, pipelining and every other command), plus typed rate-limit methods. For a
+ * client pool, wrap node-redis's createClientPool with HotKV.wrap.
  *
  * Connection: like node-redis, `await client.connect()` opens the connection. Unlike
- * node-redis, a client HotKV created also connects by itself on its first typed command, so
- * the product documentation's snippet (`new HotKV(...)` then `await client.gcraLimit(...)`)
+ * node-redis, a HotKV also starts connecting by itself on its first typed command (or multi()),
+ * so the product documentation's snippet (`new HotKV(...)` then `await client.gcraLimit(...)`)
  * works as written. Commands sent through `client.redis` directly need the connection open.
  */
 export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
@@ -181,7 +181,6 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
    * `client.redis.multi().hotkv.gcraLimit(...)`. */
   readonly redis: HotKVRedisClient<I>;
   readonly #typed: AnyClient;
-  readonly #owned: boolean;
   #connecting: Promise<unknown> | undefined;
   #closed = false;
 
@@ -196,7 +195,6 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
     } as RedisClientOptions) as unknown as HotKVRedisClient<I>;
     this.redis.on('error', (err: Error) => onError?.(err));
     this.#typed = (this.redis as AnyClient).withTypeMapping(REPLY_TYPE_MAPPING);
-    this.#owned = true;
   }
 
   /**
@@ -234,13 +232,17 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
     return attempt;
   }
 
+  #lazyConnect(): void {
+    if (!this.#closed && !this.redis.isOpen) void this.#start();
+  }
+
   protected async sender(): Promise<Sender> {
     // Lazy connect without waiting for it: node-redis queues the command until the connection
     // is ready and applies its command timeout (commandOptions.timeout) while it waits. Awaiting
     // the connect instead would hang the command for as long as the server is unreachable,
     // because node-redis's default reconnect strategy retries for ever, and a rate-limit check
     // (and the middleware's fail-open/closed decision) must not hang.
-    if (this.#owned && !this.#closed && !this.redis.isOpen) void this.#start();
+    this.#lazyConnect();
     const typed = this.#typed;
     return { send: (args) => typed.sendCommand(args) };
   }
@@ -249,6 +251,7 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
    * (typed results from exec(), exact 64-bit integers) or any node-redis command; `exec()`
    * runs them as one transaction (one server time sample), `execAsPipeline()` as a pipeline. */
   multi(): ReturnType<HotKVRedisClient<I>['multi']> {
+    this.#lazyConnect();
     return (this.#typed as unknown as HotKVRedisClient<I>).multi();
   }
 

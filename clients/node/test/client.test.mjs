@@ -268,3 +268,13 @@ test('connection errors go to onError and reject the command', async () => {
   assert.ok(seen.length >= 1);
   c.destroy();
 });
+
+test('multi() also connects by itself', async () => {
+  const c = new HotKV({ url: server.url });
+  try {
+    const [r] = await c.multi().hotkv.gcraPeek('lazy-multi', 60000, 10).exec();
+    assert.equal(r.remaining, 9);
+  } finally {
+    await c.close();
+  }
+});
