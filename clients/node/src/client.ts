@@ -248,8 +248,10 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
   }
 
   /** A MULTI on the typed connection: queue commands with `.hotkv.gcraLimit(...)` and friends
-   * (typed results from exec(), exact 64-bit integers) or any node-redis command; `exec()`
-   * runs them as one transaction (one server time sample), `execAsPipeline()` as a pipeline. */
+   * (typed results) or any node-redis command; `exec()` runs them as one transaction (one
+   * server time sample), `execAsPipeline()` as a pipeline. execAsPipeline() reads integers
+   * exactly; exec() reads them as numbers (node-redis 6.3.1 decodes EXEC's reply without the
+   * type mapping), so there a value beyond 2^53 is refused with a HotKVError, never rounded. */
   multi(): ReturnType<HotKVRedisClient<I>['multi']> {
     this.#lazyConnect();
     return (this.#typed as unknown as HotKVRedisClient<I>).multi();
