@@ -5,7 +5,7 @@ import {
 } from 'redis';
 import { commandDefs, hotkvModule, type ArgParser, type CommandDef, type HotKVModule, type RateLimitCreateOptions } from './commands.js';
 import { HotKVError } from './errors.js';
-import type { Int, Int64Mode, IntArg } from './int64.js';
+import type { Int64Mode, IntArg, IntOf } from './int64.js';
 import type { GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult } from './results.js';
 import { keySlot, type KeyLike } from './slot.js';
 
@@ -39,13 +39,14 @@ export function toRedisUrl(url: string): string {
 
 /** Options of HotKV: every node-redis client option (url, socket with TLS and reconnection,
  * username/password, database, RESP 2 or 3, commandOptions, pingInterval, ...) plus these. */
-export type HotKVOptions<I extends Int = number> = Omit<RedisClientOptions, 'modules'> & HotKVExtraOptions<I>;
+export type HotKVOptions<M extends Int64Mode = 'number'> = Omit<RedisClientOptions, 'modules'> & HotKVExtraOptions<M>;
 
-export interface HotKVExtraOptions<I extends Int = number> {
+export interface HotKVExtraOptions<M extends Int64Mode = 'number'> {
   /** `hotkv://[user:pass@]host:port[/db]` or `hotkvs://` for TLS (also redis://, rediss://). */
   url?: string;
-  /** Integer representation of results; see {@link Int64Mode}. Must be "bigint" for HotKV<bigint>. */
-  int64?: I extends bigint ? 'bigint' : 'number';
+  /** Integer representation of results, "number" (default) or "bigint"; see {@link Int64Mode}.
+   * TypeScript infers the client's result types from it. */
+  int64?: M;
   /**
    * Receives the underlying client's 'error' events (connection lost, reconnect failures).
    * node-redis requires an 'error' listener or the process exits on the first connection
@@ -56,7 +57,7 @@ export interface HotKVExtraOptions<I extends Int = number> {
 }
 
 /** The node-redis client inside a HotKV: the standard client plus the `hotkv` module. */
-export type HotKVRedisClient<I extends Int = number> = RedisClientType<{ hotkv: HotKVModule<I> }, RedisFunctions, RedisScripts, RespVersions, TypeMapping>;
+export type HotKVRedisClient<M extends Int64Mode = 'number'> = RedisClientType<{ hotkv: HotKVModule<IntOf<M>> }, RedisFunctions, RedisScripts, RespVersions, TypeMapping>;
 
 /** Anything that can send a raw command and return its reply. */
 interface Sender {
@@ -74,9 +75,9 @@ class Parser implements ArgParser {
  * The typed rate-limit methods, shared by HotKV (one server) and HotKVCluster. Subclasses say
  * how a command reaches the server.
  */
-export abstract class RateLimitCommands<I extends Int = number> {
+export abstract class RateLimitCommands<M extends Int64Mode = 'number'> {
   protected readonly mode: Int64Mode;
-  readonly #defs = commandDefs<I>();
+  readonly #defs = commandDefs<IntOf<M>>();
 
   constructor(mode: Int64Mode | undefined) {
     this.mode = mode ?? 'number';
@@ -102,25 +103,25 @@ export abstract class RateLimitCommands<I extends Int = number> {
    * in one atomic step. A denied request changes nothing. Use a dedicated key prefix: an
    * integer-valued key of yours would be taken as limiter state.
    */
-  gcraLimit(key: KeyLike, periodMs: IntArg, burst: IntArg, count?: IntArg): Promise<GCRAResult<I>> {
+  gcraLimit(key: KeyLike, periodMs: IntArg, burst: IntArg, count?: IntArg): Promise<GCRAResult<IntOf<M>>> {
     return this.#run(this.#defs.gcraLimit, key, periodMs, burst, count);
   }
 
   /** GCRA.PEEK: exactly what gcraLimit with these arguments would reply now, recording nothing. */
-  gcraPeek(key: KeyLike, periodMs: IntArg, burst: IntArg, count?: IntArg): Promise<GCRAResult<I>> {
+  gcraPeek(key: KeyLike, periodMs: IntArg, burst: IntArg, count?: IntArg): Promise<GCRAResult<IntOf<M>>> {
     return this.#run(this.#defs.gcraPeek, key, periodMs, burst, count);
   }
 
   /** GCRA.RESET key [key ...]: deletes GCRA (and CL.THROTTLE) state; resolves to how many of
    * the keys existed. WRONGTYPE (and nothing deleted) if any existing key is not GCRA state. */
-  gcraReset(...keys: KeyLike[]): Promise<I> {
+  gcraReset(...keys: KeyLike[]): Promise<IntOf<M>> {
     return this.#run(this.#defs.gcraReset, ...keys);
   }
 
   /** CL.THROTTLE key max_burst count_per_period period_s [quantity], the redis-cell compatible
    * form: countPerPeriod units per periodS seconds, bursts of maxBurst + 1; quantity 0 only
    * reports. Times in the result are whole seconds. Shares state with GCRA.LIMIT. */
-  clThrottle(key: KeyLike, maxBurst: IntArg, countPerPeriod: IntArg, periodS: IntArg, quantity?: IntArg): Promise<ThrottleResult<I>> {
+  clThrottle(key: KeyLike, maxBurst: IntArg, countPerPeriod: IntArg, periodS: IntArg, quantity?: IntArg): Promise<ThrottleResult<IntOf<M>>> {
     return this.#run(this.#defs.clThrottle, key, maxBurst, countPerPeriod, periodS, quantity);
   }
 
@@ -133,23 +134,23 @@ export abstract class RateLimitCommands<I extends Int = number> {
 
   /** RATELIMIT.CHECK name key [COST cost]: checks a request for key and counts it if allowed.
    * An unknown limiter is not an error: the reply is all zeros (unknownLimiter is true). */
-  rateLimitCheck(name: KeyLike, key: KeyLike, cost?: IntArg): Promise<RateLimitResult<I>> {
+  rateLimitCheck(name: KeyLike, key: KeyLike, cost?: IntArg): Promise<RateLimitResult<IntOf<M>>> {
     return this.#run(this.#defs.rateLimitCheck, name, key, cost);
   }
 
   /** RATELIMIT.PEEK name key: answers for a cost of 1 and counts nothing; remaining is what is
    * left now (unlike GCRA.PEEK, nothing is subtracted). */
-  rateLimitPeek(name: KeyLike, key: KeyLike): Promise<RateLimitResult<I>> {
+  rateLimitPeek(name: KeyLike, key: KeyLike): Promise<RateLimitResult<IntOf<M>>> {
     return this.#run(this.#defs.rateLimitPeek, name, key);
   }
 
   /** RATELIMIT.RESET name key: forgets one key's state; 1 if it had live state, else 0. */
-  rateLimitReset(name: KeyLike, key: KeyLike): Promise<I> {
+  rateLimitReset(name: KeyLike, key: KeyLike): Promise<IntOf<M>> {
     return this.#run(this.#defs.rateLimitReset, name, key);
   }
 
   /** RATELIMIT.STATS name: settings, keys with live state, allowed and denied totals. */
-  rateLimitStats(name: KeyLike): Promise<RateLimitStats<I>> {
+  rateLimitStats(name: KeyLike): Promise<RateLimitStats<IntOf<M>>> {
     return this.#run(this.#defs.rateLimitStats, name);
   }
 
@@ -176,15 +177,15 @@ type AnyClient = RedisClientType<any, any, any, any, any>;
  * so the product documentation's snippet (`new HotKV(...)` then `await client.gcraLimit(...)`)
  * works as written. Commands sent through `client.redis` directly need the connection open.
  */
-export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
+export class HotKV<M extends Int64Mode = 'number'> extends RateLimitCommands<M> {
   /** The node-redis client, with the typed commands also available as a module:
    * `client.redis.multi().hotkv.gcraLimit(...)`. */
-  readonly redis: HotKVRedisClient<I>;
+  readonly redis: HotKVRedisClient<M>;
   readonly #typed: AnyClient;
   #connecting: Promise<unknown> | undefined;
   #closed = false;
 
-  constructor(options: HotKVOptions<I> = {}) {
+  constructor(options: HotKVOptions<M> = {}) {
     super(options.int64 as Int64Mode | undefined);
     const { int64: _i, onError, url, ...rest } = options;
     const mode = this.mode;
@@ -192,7 +193,7 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
       ...rest,
       ...(url !== undefined ? { url: toRedisUrl(url) } : {}),
       modules: { hotkv: mode === 'bigint' ? hotkvModule({ int64: 'bigint' }) : hotkvModule() },
-    } as RedisClientOptions) as unknown as HotKVRedisClient<I>;
+    } as RedisClientOptions) as unknown as HotKVRedisClient<M>;
     this.redis.on('error', (err: Error) => onError?.(err));
     this.#typed = (this.redis as AnyClient).withTypeMapping(REPLY_TYPE_MAPPING);
   }
@@ -202,8 +203,8 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
    * already have and keep managing: HotKV neither connects nor closes it. int64 as in the
    * constructor.
    */
-  static wrap<J extends Int = number, C extends CommandSender = CommandSender>(client: C, options: { int64?: J extends bigint ? 'bigint' : 'number' } = {}): WrappedClient<J, C> {
-    return new WrappedClient<J, C>(client, options.int64 as Int64Mode | undefined);
+  static wrap<W extends Int64Mode = 'number', C extends CommandSender = CommandSender>(client: C, options: { int64?: W } = {}): WrappedClient<W, C> {
+    return new WrappedClient<W, C>(client, options.int64);
   }
 
   /** The connection is open (connecting or ready). */
@@ -252,9 +253,9 @@ export class HotKV<I extends Int = number> extends RateLimitCommands<I> {
    * server time sample), `execAsPipeline()` as a pipeline. execAsPipeline() reads integers
    * exactly; exec() reads them as numbers (node-redis 6.3.1 decodes EXEC's reply without the
    * type mapping), so there a value beyond 2^53 is refused with a HotKVError, never rounded. */
-  multi(): ReturnType<HotKVRedisClient<I>['multi']> {
+  multi(): ReturnType<HotKVRedisClient<M>['multi']> {
     this.#lazyConnect();
-    return (this.#typed as unknown as HotKVRedisClient<I>).multi();
+    return (this.#typed as unknown as HotKVRedisClient<M>).multi();
   }
 
   /** Closes the connection after pending replies (node-redis close()). */
@@ -279,7 +280,7 @@ export interface CommandSender {
 }
 
 /** HotKV.wrap's result: the typed methods on a client the caller manages. */
-export class WrappedClient<I extends Int = number, C extends CommandSender = CommandSender> extends RateLimitCommands<I> {
+export class WrappedClient<M extends Int64Mode = 'number', C extends CommandSender = CommandSender> extends RateLimitCommands<M> {
   /** The wrapped client, as given. */
   readonly redis: C;
   readonly #typed: { sendCommand(args: Array<string | Buffer>): Promise<unknown> };
@@ -296,10 +297,10 @@ export class WrappedClient<I extends Int = number, C extends CommandSender = Com
 
 /** Options of HotKVCluster: node-redis's cluster options (rootNodes, defaults, useReplicas,
  * RESP, ...) with hotkv:// URLs accepted in rootNodes and defaults, plus int64 and onError. */
-export type HotKVClusterOptions<I extends Int = number> = Omit<RedisClusterOptions, 'modules'> & Omit<HotKVExtraOptions<I>, 'url'>;
+export type HotKVClusterOptions<M extends Int64Mode = 'number'> = Omit<RedisClusterOptions, 'modules'> & Omit<HotKVExtraOptions<M>, 'url'>;
 
 /** The node-redis cluster client inside a HotKVCluster. */
-export type HotKVRedisCluster<I extends Int = number> = RedisClusterType<{ hotkv: HotKVModule<I> }, RedisFunctions, RedisScripts, RespVersions, TypeMapping>;
+export type HotKVRedisCluster<M extends Int64Mode = 'number'> = RedisClusterType<{ hotkv: HotKVModule<IntOf<M>> }, RedisFunctions, RedisScripts, RespVersions, TypeMapping>;
 
 /** What HotKVCluster uses of node-redis's cluster client (node-redis's own generic types are
  * invariant in their type mapping, so the typed view is held through this shape). */
@@ -325,14 +326,14 @@ function translateNode<T extends { url?: string }>(n: T): T {
  *
  * HotKV has no cluster mode yet; see the README for what is tested.
  */
-export class HotKVCluster<I extends Int = number> extends RateLimitCommands<I> {
+export class HotKVCluster<M extends Int64Mode = 'number'> extends RateLimitCommands<M> {
   /** The node-redis cluster client (with the `hotkv` module for MULTI on one slot). */
-  readonly redis: HotKVRedisCluster<I>;
+  readonly redis: HotKVRedisCluster<M>;
   readonly #typed: ClusterView;
   #connecting: Promise<unknown> | undefined;
   #closed = false;
 
-  constructor(options: HotKVClusterOptions<I>) {
+  constructor(options: HotKVClusterOptions<M>) {
     super(options.int64 as Int64Mode | undefined);
     const { int64: _i, onError, rootNodes, defaults, ...rest } = options;
     this.redis = createCluster({
@@ -340,7 +341,7 @@ export class HotKVCluster<I extends Int = number> extends RateLimitCommands<I> {
       rootNodes: rootNodes.map(translateNode),
       ...(defaults !== undefined ? { defaults: translateNode(defaults) } : {}),
       modules: { hotkv: this.mode === 'bigint' ? hotkvModule({ int64: 'bigint' }) : hotkvModule() },
-    } as RedisClusterOptions) as unknown as HotKVRedisCluster<I>;
+    } as RedisClusterOptions) as unknown as HotKVRedisCluster<M>;
     this.redis.on('error', (err: Error) => onError?.(err));
     this.#typed = (this.redis as unknown as ClusterView).withTypeMapping(REPLY_TYPE_MAPPING);
   }
@@ -408,9 +409,9 @@ export class HotKVCluster<I extends Int = number> extends RateLimitCommands<I> {
   }
 
   /** MULTI for commands of one slot: routing names the slot's key. */
-  multi(routing?: KeyLike): ReturnType<HotKVRedisCluster<I>['multi']> {
+  multi(routing?: KeyLike): ReturnType<HotKVRedisCluster<M>['multi']> {
     const r = routing === undefined ? undefined : typeof routing === 'string' ? routing : Buffer.from(routing);
-    return (this.#typed as unknown as HotKVRedisCluster<I>).multi(r);
+    return (this.#typed as unknown as HotKVRedisCluster<M>).multi(r);
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,9 @@ import { HotKVError } from './errors.js';
  */
 export type Int64Mode = 'number' | 'bigint';
 
+/** The integer type of results for a mode. */
+export type IntOf<M extends Int64Mode> = M extends 'bigint' ? bigint : number;
+
 /** An integer result field: number or bigint, as chosen with the int64 option. */
 export type Int = number | bigint;
 

@@ -21,7 +21,7 @@ export async function usage(): Promise<void> {
   const reset: number = await client.gcraReset('a', 'b');
   void [n, t, r, rate, names, reset];
 
-  const big = new HotKV<bigint>({ url: 'hotkv://127.0.0.1:6379', int64: 'bigint' });
+  const big = new HotKV({ url: 'hotkv://127.0.0.1:6379', int64: 'bigint' });
   const limit: bigint = (await big.gcraLimit('k', 60000, 9223372036854775807n)).limit;
   void limit;
 
@@ -44,4 +44,19 @@ export async function usage(): Promise<void> {
 
   const f = Fastify();
   f.addHook('onRequest', hotkvFastify({ client, limits: [gcra('api', 60000, 100)], failOpen: true }));
+}
+
+export async function inference(): Promise<void> {
+  // int64 decides the result types, inferred from the option.
+  const n = new HotKV({ url: 'hotkv://127.0.0.1:6379' });
+  const asNumber: number = (await n.gcraLimit('k', 1000, 1)).remaining;
+  const b = new HotKV({ url: 'hotkv://127.0.0.1:6379', int64: 'bigint' });
+  const asBigint: bigint = (await b.gcraLimit('k', 1000, 1)).remaining;
+  // @ts-expect-error a bigint client's results are not numbers
+  const wrong: number = (await b.gcraLimit('k', 1000, 1)).remaining;
+  const w = HotKV.wrap(createClient(), { int64: 'bigint' });
+  const viaWrap: bigint = await w.gcraReset('k');
+  const c = new HotKVCluster({ rootNodes: [], int64: 'bigint' });
+  const viaCluster: bigint = (await c.rateLimitStats('x')).limit;
+  void [asNumber, asBigint, wrong, viaWrap, viaCluster];
 }
