@@ -104,6 +104,7 @@ step vet go vet ./...
 step go-test go_tests
 step go-client go_client
 step client-py bash clients/python/test.sh
+step client-node bash clients/node/test.sh
 step client-java bash clients/java/test.sh
 step fuzz fuzz FuzzReader ./internal/resp/ "$FUZZTIME"
 step fuzz-snap fuzz FuzzDecode ./internal/persist/ "$SNAPSHOT_FUZZTIME"
