@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/pubsub"
+	"github.com/hotkv/hotkv/internal/resp"
 )
 
 // Introspection: SLOWLOG, LATENCY and MONITOR (Redis 7.0's slowlog.c, latency.c and
@@ -278,35 +279,6 @@ func redactArgs(cmd *Command, args [][]byte) [][]byte {
 
 // ---- MONITOR ----
 
-// appendRepr quotes s as Redis's sdscatrepr: printable ASCII as is, \\ and \" escaped, the
-// usual control escapes, and \xNN for the rest.
-func appendRepr(b []byte, s []byte) []byte {
-	b = append(b, '"')
-	for _, ch := range s {
-		switch ch {
-		case '\\', '"':
-			b = append(b, '\\', ch)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if ch >= 0x20 && ch <= 0x7e {
-				b = append(b, ch)
-			} else {
-				const hex = "0123456789abcdef"
-				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
-			}
-		}
-	}
-	return append(b, '"')
-}
 
 // feedMonitors sends the command to every monitor client in Redis's format:
 // +<unix>.<µs> [<db> <addr>|lua] "arg" "arg"...
@@ -333,7 +305,7 @@ func (t *Table) feedMonitors(c *Ctx, cmd *Command) {
 		if i > 0 {
 			line = append(line, ' ')
 		}
-		line = appendRepr(line, a)
+		line = resp.AppendRepr(line, a)
 	}
 	line = append(line, '\r', '\n')
 	in := &t.intro

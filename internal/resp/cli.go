@@ -196,33 +196,34 @@ func formatTTY(sb *strings.Builder, v replyValue, prefix string) {
 
 // Repr quotes s as redis-cli prints a bulk string (sds.c's sdscatrepr): in double quotes, with
 // \\ \" \n \r \t \a \b escaped and every other byte outside printable ASCII written \xHH.
-func Repr(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+func Repr(s string) string { return string(AppendRepr(make([]byte, 0, len(s)+2), []byte(s))) }
+
+// AppendRepr appends s quoted as Repr quotes it; MONITOR writes its lines with it without
+// allocating per argument.
+func AppendRepr(b []byte, s []byte) []byte {
+	b = append(b, '"')
+	for _, ch := range s {
+		switch ch {
 		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
+			b = append(b, '\\', ch)
 		case '\n':
-			b.WriteString(`\n`)
+			b = append(b, '\\', 'n')
 		case '\r':
-			b.WriteString(`\r`)
+			b = append(b, '\\', 'r')
 		case '\t':
-			b.WriteString(`\t`)
+			b = append(b, '\\', 't')
 		case '\a':
-			b.WriteString(`\a`)
+			b = append(b, '\\', 'a')
 		case '\b':
-			b.WriteString(`\b`)
+			b = append(b, '\\', 'b')
 		default:
-			if c >= 0x20 && c <= 0x7e {
-				b.WriteByte(c)
+			if ch >= 0x20 && ch <= 0x7e {
+				b = append(b, ch)
 			} else {
-				fmt.Fprintf(&b, `\x%02x`, c)
+				const hex = "0123456789abcdef"
+				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
 			}
 		}
 	}
-	b.WriteByte('"')
-	return b.String()
+	return append(b, '"')
 }
