@@ -10,7 +10,7 @@ registers, so they come out of ``pipe.execute()`` too.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from redis.exceptions import RedisClusterException
 from redis.typing import KeyT
@@ -213,3 +213,66 @@ class HotKVCommands:
         """RATELIMIT.LIST: the limiter names, sorted bytewise. Limiters are node-local; the
         cluster clients ask every primary and merge the lists."""
         return self.execute_command("RATELIMIT.LIST")  # type: ignore[no-any-return]
+
+
+class SyncCommands(HotKVCommands):
+    """The rate-limit commands as the synchronous clients (HotKV, HotKVCluster) type them: the
+    result itself, where the mixin's methods say "a result or an awaitable of it". The stubs
+    exist for type checkers only; at run time this class adds nothing to HotKVCommands."""
+
+    if TYPE_CHECKING:
+
+        def gcra_limit(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
+        def gcra_peek(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
+        def gcra_reset(self, *keys: KeyT) -> int: ...
+        def cl_throttle(
+            self, key: KeyT, max_burst: int, count_per_period: int, period_s: int, quantity: int = 1
+        ) -> ThrottleResult: ...
+        def ratelimit_create(
+            self,
+            name: KeyT,
+            limit: int,
+            window_ms: int,
+            algo: Optional[str] = None,
+            refill: Optional[Rate] = None,
+            drain: Optional[Rate] = None,
+        ) -> bool: ...
+        def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> RateLimitResult: ...
+        def ratelimit_peek(self, name: KeyT, key: KeyT) -> RateLimitResult: ...
+        def ratelimit_reset(self, name: KeyT, key: KeyT) -> int: ...
+        def ratelimit_stats(self, name: KeyT) -> RateLimitStats: ...
+        def ratelimit_drop(self, name: KeyT) -> bool: ...
+        def ratelimit_list(self) -> List[str]: ...
+
+
+class AsyncCommands(HotKVCommands):
+    """The rate-limit commands as the asyncio clients type them: awaitables of the results
+    (see SyncCommands; for type checkers only)."""
+
+    if TYPE_CHECKING:
+
+        def gcra_limit(
+            self, key: KeyT, period_ms: int, burst: int, count: int = 1
+        ) -> Awaitable[GCRAResult]: ...
+        def gcra_peek(
+            self, key: KeyT, period_ms: int, burst: int, count: int = 1
+        ) -> Awaitable[GCRAResult]: ...
+        def gcra_reset(self, *keys: KeyT) -> Awaitable[int]: ...
+        def cl_throttle(
+            self, key: KeyT, max_burst: int, count_per_period: int, period_s: int, quantity: int = 1
+        ) -> Awaitable[ThrottleResult]: ...
+        def ratelimit_create(
+            self,
+            name: KeyT,
+            limit: int,
+            window_ms: int,
+            algo: Optional[str] = None,
+            refill: Optional[Rate] = None,
+            drain: Optional[Rate] = None,
+        ) -> Awaitable[bool]: ...
+        def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> Awaitable[RateLimitResult]: ...
+        def ratelimit_peek(self, name: KeyT, key: KeyT) -> Awaitable[RateLimitResult]: ...
+        def ratelimit_reset(self, name: KeyT, key: KeyT) -> Awaitable[int]: ...
+        def ratelimit_stats(self, name: KeyT) -> Awaitable[RateLimitStats]: ...
+        def ratelimit_drop(self, name: KeyT) -> Awaitable[bool]: ...
+        def ratelimit_list(self) -> Awaitable[List[str]]: ...

@@ -4,18 +4,14 @@ commands as coroutines."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import redis.asyncio
 import redis.asyncio.client
 import redis.asyncio.cluster
 
-from ._commands import RESPONSE_CALLBACKS, HotKVCommands, Rate, command_keys, slot_of
-from ._results import GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult
+from ._commands import RESPONSE_CALLBACKS, AsyncCommands, HotKVCommands, command_keys, slot_of
 from .cluster import merge_lists
-
-if TYPE_CHECKING:
-    from redis.typing import KeyT
 
 __all__ = ["HotKV", "Pipeline", "HotKVCluster", "ClusterPipeline"]
 
@@ -25,7 +21,7 @@ class Pipeline(HotKVCommands, redis.asyncio.client.Pipeline):  # type: ignore[mi
 
 
 # The ignore: redis-py's own base classes disagree about command_info's signature.
-class HotKV(HotKVCommands, redis.asyncio.Redis):  # type: ignore[misc]
+class HotKV(AsyncCommands, redis.asyncio.Redis):  # type: ignore[misc]
     """A :class:`redis.asyncio.Redis` client with HotKV's rate-limiting commands; each returns
     an awaitable of its typed result. Same constructor as redis-py."""
 
@@ -39,41 +35,13 @@ class HotKV(HotKVCommands, redis.asyncio.Redis):  # type: ignore[misc]
         pipe.__class__ = Pipeline  # methods only; see hotkv.client.HotKV.pipeline
         return pipe  # type: ignore[return-value]
 
-    if TYPE_CHECKING:
-
-        def gcra_limit(
-            self, key: KeyT, period_ms: int, burst: int, count: int = 1
-        ) -> Awaitable[GCRAResult]: ...
-        def gcra_peek(
-            self, key: KeyT, period_ms: int, burst: int, count: int = 1
-        ) -> Awaitable[GCRAResult]: ...
-        def gcra_reset(self, *keys: KeyT) -> Awaitable[int]: ...
-        def cl_throttle(
-            self, key: KeyT, max_burst: int, count_per_period: int, period_s: int, quantity: int = 1
-        ) -> Awaitable[ThrottleResult]: ...
-        def ratelimit_create(
-            self,
-            name: KeyT,
-            limit: int,
-            window_ms: int,
-            algo: Optional[str] = None,
-            refill: Optional[Rate] = None,
-            drain: Optional[Rate] = None,
-        ) -> Awaitable[bool]: ...
-        def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> Awaitable[RateLimitResult]: ...
-        def ratelimit_peek(self, name: KeyT, key: KeyT) -> Awaitable[RateLimitResult]: ...
-        def ratelimit_reset(self, name: KeyT, key: KeyT) -> Awaitable[int]: ...
-        def ratelimit_stats(self, name: KeyT) -> Awaitable[RateLimitStats]: ...
-        def ratelimit_drop(self, name: KeyT) -> Awaitable[bool]: ...
-        def ratelimit_list(self) -> Awaitable[List[str]]: ...
-
 
 class ClusterPipeline(HotKVCommands, redis.asyncio.cluster.ClusterPipeline):  # type: ignore[misc]
     """An asyncio cluster pipeline that also queues the rate-limit commands (routed by the
     cluster client it came from)."""
 
 
-class HotKVCluster(HotKVCommands, redis.asyncio.cluster.RedisCluster):  # type: ignore[misc]
+class HotKVCluster(AsyncCommands, redis.asyncio.cluster.RedisCluster):  # type: ignore[misc]
     """A :class:`redis.asyncio.cluster.RedisCluster` with HotKV's rate-limiting commands,
     routed as :class:`hotkv.cluster.HotKVCluster` routes them."""
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import redis
 import redis.client
 
-from ._commands import RESPONSE_CALLBACKS, HotKVCommands, Rate
-from ._results import GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult
-
-if TYPE_CHECKING:
-    from redis.typing import KeyT
+from ._commands import RESPONSE_CALLBACKS, HotKVCommands, SyncCommands
 
 __all__ = ["HotKV", "Pipeline"]
 
@@ -21,7 +17,7 @@ class Pipeline(HotKVCommands, redis.client.Pipeline):
     rate-limit commands; :meth:`execute` returns their typed results in order."""
 
 
-class HotKV(HotKVCommands, redis.Redis):
+class HotKV(SyncCommands, redis.Redis):
     """A :class:`redis.Redis` client with HotKV's rate-limiting commands.
 
     Everything redis-py offers (connection pools, TLS, retries, ``from_url``, RESP3 with
@@ -42,29 +38,7 @@ class HotKV(HotKVCommands, redis.Redis):
         pipe.__class__ = Pipeline
         return pipe  # type: ignore[return-value]
 
-    if TYPE_CHECKING:  # precise return types for the sync client (the mixin's are unions)
+    if TYPE_CHECKING:  # from_url builds this class, not redis.Redis
 
         @classmethod
         def from_url(cls, url: str, **kwargs: Any) -> "HotKV": ...
-
-        def gcra_limit(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
-        def gcra_peek(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
-        def gcra_reset(self, *keys: KeyT) -> int: ...
-        def cl_throttle(
-            self, key: KeyT, max_burst: int, count_per_period: int, period_s: int, quantity: int = 1
-        ) -> ThrottleResult: ...
-        def ratelimit_create(
-            self,
-            name: KeyT,
-            limit: int,
-            window_ms: int,
-            algo: Optional[str] = None,
-            refill: Optional[Rate] = None,
-            drain: Optional[Rate] = None,
-        ) -> bool: ...
-        def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> RateLimitResult: ...
-        def ratelimit_peek(self, name: KeyT, key: KeyT) -> RateLimitResult: ...
-        def ratelimit_reset(self, name: KeyT, key: KeyT) -> int: ...
-        def ratelimit_stats(self, name: KeyT) -> RateLimitStats: ...
-        def ratelimit_drop(self, name: KeyT) -> bool: ...
-        def ratelimit_list(self) -> List[str]: ...

@@ -3,15 +3,11 @@ with the rate-limit commands routed by their keys."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import redis.cluster
 
-from ._commands import RESPONSE_CALLBACKS, HotKVCommands, Rate, command_keys, slot_of
-from ._results import GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult
-
-if TYPE_CHECKING:
-    from redis.typing import KeyT
+from ._commands import RESPONSE_CALLBACKS, HotKVCommands, SyncCommands, command_keys, slot_of
 
 __all__ = ["HotKVCluster", "ClusterPipeline", "merge_lists"]
 
@@ -44,7 +40,7 @@ class ClusterPipeline(_Routing, HotKVCommands, redis.cluster.ClusterPipeline):
     COMMAND_FLAGS: Dict[str, Any] = {**redis.cluster.ClusterPipeline.COMMAND_FLAGS, **_FLAGS}
 
 
-class HotKVCluster(_Routing, HotKVCommands, redis.cluster.RedisCluster):
+class HotKVCluster(_Routing, SyncCommands, redis.cluster.RedisCluster):
     """A :class:`redis.cluster.RedisCluster` with HotKV's rate-limiting commands.
 
     GCRA.* and CL.THROTTLE go to the node of their key, RATELIMIT.* to the node of the limiter
@@ -70,27 +66,3 @@ class HotKVCluster(_Routing, HotKVCommands, redis.cluster.RedisCluster):
         # The pipeline copied redis-py's class-level flags; give it ours.
         pipe.command_flags.update(_FLAGS)
         return pipe  # type: ignore[no-any-return]
-
-    if TYPE_CHECKING:
-
-        def gcra_limit(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
-        def gcra_peek(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
-        def gcra_reset(self, *keys: KeyT) -> int: ...
-        def cl_throttle(
-            self, key: KeyT, max_burst: int, count_per_period: int, period_s: int, quantity: int = 1
-        ) -> ThrottleResult: ...
-        def ratelimit_create(
-            self,
-            name: KeyT,
-            limit: int,
-            window_ms: int,
-            algo: Optional[str] = None,
-            refill: Optional[Rate] = None,
-            drain: Optional[Rate] = None,
-        ) -> bool: ...
-        def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> RateLimitResult: ...
-        def ratelimit_peek(self, name: KeyT, key: KeyT) -> RateLimitResult: ...
-        def ratelimit_reset(self, name: KeyT, key: KeyT) -> int: ...
-        def ratelimit_stats(self, name: KeyT) -> RateLimitStats: ...
-        def ratelimit_drop(self, name: KeyT) -> bool: ...
-        def ratelimit_list(self) -> List[str]: ...
