@@ -343,16 +343,10 @@ var typeNames = map[config.Type]string{
 	config.Special: "special",
 }
 
-func configPage(dirs []*config.Directive) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Configuration\n\n%s\n", generatedNote)
-	b.WriteString("Every directive can be set in a config file in `redis.conf` syntax (`hotkv-server /path/to/hotkv.conf`), " +
-		"as a `--name value` flag after it (flags win over the file), and read with `CONFIG GET`. " +
-		"Directives marked as changeable at run time can also be set with `CONFIG SET`; " +
-		"several `name value` pairs in one `CONFIG SET` are applied all together or not at all.\n\n")
-
-	var groups []string
-	byGroup := map[string][]*config.Directive{}
+// directiveGroups sorts the visible directives into their groups, in the table's order of
+// first appearance: docs/config.md and deploy/hotkv.conf list them alike.
+func directiveGroups(dirs []*config.Directive) (groups []string, byGroup map[string][]*config.Directive) {
+	byGroup = map[string][]*config.Directive{}
 	for _, d := range dirs {
 		if d.Hidden {
 			continue
@@ -362,6 +356,18 @@ func configPage(dirs []*config.Directive) []byte {
 		}
 		byGroup[d.Group] = append(byGroup[d.Group], d)
 	}
+	return groups, byGroup
+}
+
+func configPage(dirs []*config.Directive) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Configuration\n\n%s\n", generatedNote)
+	b.WriteString("Every directive can be set in a config file in `redis.conf` syntax (`hotkv-server /path/to/hotkv.conf`), " +
+		"as a `--name value` flag after it (flags win over the file), and read with `CONFIG GET`. " +
+		"Directives marked as changeable at run time can also be set with `CONFIG SET`; " +
+		"several `name value` pairs in one `CONFIG SET` are applied all together or not at all.\n\n")
+
+	groups, byGroup := directiveGroups(dirs)
 	b.WriteString("| Directive | Type | Default | CONFIG SET |\n|---|---|---|---|\n")
 	for _, g := range groups {
 		for _, d := range byGroup[g] {
@@ -449,17 +455,7 @@ func confFile(dirs []*config.Directive) []byte {
 		"A directive given twice takes its last value (several `save` lines add up). `include /path/other.conf` reads another file at that point. "+
 		"CONFIG SET changes a running server; CONFIG REWRITE writes the running values back into this file, keeping its comments and order. "+
 		"Memory values accept the units 1k (1000 bytes), 1kb (1024), 1m, 1mb, 1g and 1gb.")
-	var groups []string
-	byGroup := map[string][]*config.Directive{}
-	for _, d := range dirs {
-		if d.Hidden {
-			continue
-		}
-		if _, seen := byGroup[d.Group]; !seen {
-			groups = append(groups, d.Group)
-		}
-		byGroup[d.Group] = append(byGroup[d.Group], d)
-	}
+	groups, byGroup := directiveGroups(dirs)
 	for _, g := range groups {
 		title := strings.ToUpper(g)
 		if title == "" {

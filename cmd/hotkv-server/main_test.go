@@ -179,6 +179,13 @@ func startServer(t *testing.T, dir string, args ...string) *proc {
 // waitReady polls the port until the server answers PING, reporting false if it exits first.
 func (p *proc) waitReady(t *testing.T, d time.Duration) bool {
 	t.Helper()
+	return p.waitPing(t, d, func(line string) bool { return line == "+PONG\r\n" })
+}
+
+// waitPing sends PING until the first line of a reply satisfies ok, for at most d; false if
+// the server exits first or never answers so.
+func (p *proc) waitPing(t *testing.T, d time.Duration, ok func(line string) bool) bool {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		select {
@@ -191,7 +198,7 @@ func (p *proc) waitReady(t *testing.T, d time.Duration) bool {
 			_, _ = nc.Write([]byte("PING\r\n"))
 			line, err := bufio.NewReader(nc).ReadString('\n')
 			nc.Close()
-			if err == nil && line == "+PONG\r\n" {
+			if err == nil && ok(line) {
 				return true
 			}
 		}

@@ -6,10 +6,8 @@ package main
 // at run time, rewritten, restarted from the file alone, and must come back the same.
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,25 +243,7 @@ func sha256Hex(s string) string {
 // PING also shows it serves.
 func (p *proc) waitAnswering(t *testing.T, d time.Duration) bool {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			return false
-		default:
-		}
-		if nc, err := net.DialTimeout("tcp", p.addr(), 200*time.Millisecond); err == nil {
-			_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-			_, _ = nc.Write([]byte("PING\r\n"))
-			line, err := bufio.NewReader(nc).ReadString('\n')
-			nc.Close()
-			if err == nil && (line == "+PONG\r\n" || strings.HasPrefix(line, "-NOAUTH")) {
-				return true
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	return p.waitPing(t, d, func(line string) bool { return line == "+PONG\r\n" || strings.HasPrefix(line, "-NOAUTH") })
 }
 
 // TestConfigRewriteMatchesRedis rewrites the same file after the same CONFIG SETs on HotKV and

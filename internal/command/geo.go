@@ -282,22 +282,30 @@ options:
 
 // ---- GEOPOS, GEOHASH, GEODIST ----
 
-func geoposCommand(c *Ctx) {
+// geoMembers is the loop GEOPOS and GEOHASH share: the reply array, then each member's score
+// handed to reply (found false for a member, or a key, that does not exist).
+func geoMembers(c *Ctx, reply func(score float64, found bool)) {
 	_, z, ok := zsetRead(c, c.Args[1])
 	if !ok {
 		return
 	}
 	c.W.Array(len(c.Args) - 2)
-	var buf []byte
 	for _, m := range c.Args[2:] {
 		var score float64
 		found := false
 		if z != nil {
 			score, found = z.Score(argStr(m))
 		}
+		reply(score, found)
+	}
+}
+
+func geoposCommand(c *Ctx) {
+	var buf []byte
+	geoMembers(c, func(score float64, found bool) {
 		if !found {
 			c.W.NullArray()
-			continue
+			return
 		}
 		lon, lat := geo.DecodeScore(score)
 		c.W.Array(2)
@@ -305,29 +313,19 @@ func geoposCommand(c *Ctx) {
 		c.W.DoubleText(string(buf))
 		buf = geo.AppendCoord(buf[:0], lat)
 		c.W.DoubleText(string(buf))
-	}
+	})
 }
 
 func geohashCommand(c *Ctx) {
-	_, z, ok := zsetRead(c, c.Args[1])
-	if !ok {
-		return
-	}
-	c.W.Array(len(c.Args) - 2)
 	var buf []byte
-	for _, m := range c.Args[2:] {
-		var score float64
-		found := false
-		if z != nil {
-			score, found = z.Score(argStr(m))
-		}
+	geoMembers(c, func(score float64, found bool) {
 		if !found {
 			c.W.Null()
-			continue
+			return
 		}
 		buf = geo.AppendHashString(buf[:0], score)
 		c.W.Bulk(buf)
-	}
+	})
 }
 
 func geodistCommand(c *Ctx) {
