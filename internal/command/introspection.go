@@ -279,7 +279,6 @@ func redactArgs(cmd *Command, args [][]byte) [][]byte {
 
 // ---- MONITOR ----
 
-
 // feedMonitors sends the command to every monitor client in Redis's format:
 // +<unix>.<µs> [<db> <addr>|lua] "arg" "arg"...
 func (t *Table) feedMonitors(c *Ctx, cmd *Command) {
