@@ -69,7 +69,7 @@ SEC_UNITS=(auth acl acl-v2 limits querybuf maxmemory)
 # scripts/redis-tests/hotkv-as-redis-server, which drops the few Redis-only directives of the
 # config (see that script) and runs bin/hotkv-server. Tests then need no external:skip
 # exemption, and the same flags (less --host/--port/--singledb) apply to both servers.
-SPAWN_UNITS=(auth acl acl-v2 limits querybuf maxmemory dump slowlog latency-monitor introspection
+SPAWN_UNITS=(auth acl acl-v2 limits querybuf maxmemory dump pubsubshard slowlog latency-monitor introspection
     introspection-2 info)
 
 # Tags denied for both servers. needs:debug (the flag): DEBUG subcommands that poke at
