@@ -108,17 +108,26 @@ type Stats struct {
 
 // pconn is one proxied connection: the accepted client side and the dialed target side.
 type pconn struct {
-	client, server net.Conn
-	done           chan struct{}
-	once           sync.Once
+	client net.Conn
+	done   chan struct{}
+	once   sync.Once
+
+	mu     sync.Mutex
+	server net.Conn // set once the dial succeeds
 }
 
+// close ends the connection. It closes done before looking at server, and serve sets server
+// only while done is still open (both under mu), so a close racing the dial never leaks the
+// target connection.
 func (c *pconn) close() {
 	c.once.Do(func() {
 		close(c.done)
 		c.client.Close()
-		if c.server != nil {
-			c.server.Close()
+		c.mu.Lock()
+		s := c.server
+		c.mu.Unlock()
+		if s != nil {
+			s.Close()
 		}
 	})
 }
@@ -331,16 +340,16 @@ func (p *Proxy) serve(c *pconn) {
 	if err != nil {
 		return
 	}
-	p.mu.Lock()
+	c.mu.Lock()
 	select {
 	case <-c.done: // dropped or closed while dialing
-		p.mu.Unlock()
+		c.mu.Unlock()
 		sc.Close()
 		return
 	default:
 	}
 	c.server = sc
-	p.mu.Unlock()
+	c.mu.Unlock()
 
 	var wg sync.WaitGroup
 	wg.Add(2)

@@ -338,6 +338,11 @@ func (n *Node) killNow() {
 	if cmd == nil {
 		return
 	}
+	select {
+	case <-done:
+		return // reaped: its pid (and group id) may belong to someone else by now
+	default:
+	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-done:
