@@ -483,6 +483,25 @@ func (n *Node) Restart() {
 	}
 }
 
+// Wipe empties the node's data dir while it is down, for the "restart with an empty data
+// dir" nemesis (a replaced disk: the node must rejoin as a new member). The dir itself stays,
+// so Restart works as usual.
+func (n *Node) Wipe() {
+	n.t.Helper()
+	if n.Running() {
+		n.t.Fatalf("%s: Wipe of a running node (Kill or Stop it first)", n.Name)
+	}
+	entries, err := os.ReadDir(n.Dir)
+	if err != nil {
+		n.t.Fatalf("%s: wipe: %v", n.Name, err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(n.Dir, e.Name())); err != nil {
+			n.t.Fatalf("%s: wipe: %v", n.Name, err)
+		}
+	}
+}
+
 // Log returns everything the node printed, all runs, with a header line per run.
 func (n *Node) Log() string { return n.log.String() }
 

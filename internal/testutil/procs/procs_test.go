@@ -60,6 +60,12 @@ func TestKillRestartKeepsData(t *testing.T) {
 	mustDo(t, n2, "$7\ndurable", "GET", "only-on-2")
 	mustDo(t, n2, "$2\nv2", "GET", "k")
 	mustDo(t, nodes[0], "$-1", "GET", "only-on-2") // nodes are independent
+
+	// A wiped node comes back empty on the same port.
+	n2.Kill()
+	n2.Wipe()
+	n2.Restart()
+	mustDo(t, n2, "$-1", "GET", "only-on-2")
 	if !strings.Contains(n2.Log(), "run 2") {
 		t.Fatalf("log lacks the second run's header:\n%s", n2.Log())
 	}
