@@ -1,0 +1,326 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkv/hotkv/internal/testutil"
+)
+
+// raftNode is one in-process member of a test group.
+type raftNode struct {
+	id, dir  string
+	raftPort int
+	srv      *testutil.Server
+	c        *redis.Client
+}
+
+// start launches (or relaunches) the node. Timeouts are short for fast tests but leave room
+// for a loaded 2-core machine.
+func (n *raftNode) start(t *testing.T, bootstrap bool) {
+	t.Helper()
+	args := []string{"--raft-port", strconv.Itoa(n.raftPort), "--raft-node-id", n.id,
+		"--raft-heartbeat-timeout", "300", "--raft-election-timeout", "300", "--raft-snapshot-threshold", "64"}
+	if bootstrap {
+		args = append(args, "--raft-bootstrap", "yes")
+	}
+	var err error
+	for range 20 { // the previous instance's Raft port may linger a moment
+		if n.srv, err = testutil.Launch(t, testutil.Options{Dir: n.dir, Args: args}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("start %s: %v", n.id, err)
+	}
+	n.c = redis.NewClient(&redis.Options{Addr: n.srv.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		ReadTimeout: 20 * time.Second})
+	t.Cleanup(func() { _ = n.c.Close() })
+}
+
+func (n *raftNode) stop() {
+	_ = n.c.Close()
+	_ = n.srv.Close()
+}
+
+func (n *raftNode) status(t *testing.T) map[string]string {
+	t.Helper()
+	v, err := n.c.Do(context.Background(), "RAFT", "STATUS").Slice()
+	if err != nil {
+		t.Fatalf("RAFT STATUS on %s: %v", n.id, err)
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(v); i += 2 {
+		m[fmt.Sprint(v[i])] = fmt.Sprint(v[i+1])
+	}
+	return m
+}
+
+func waitUntil(t *testing.T, what string, d time.Duration, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// newGroup starts n nodes, bootstraps the first and adds the others.
+func newGroup(t *testing.T, n int) []*raftNode {
+	t.Helper()
+	nodes := make([]*raftNode, n)
+	for i := range nodes {
+		nodes[i] = &raftNode{id: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), raftPort: freePort(t)}
+		nodes[i].start(t, i == 0)
+	}
+	waitLeader(t, nodes[:1])
+	for _, nd := range nodes[1:] {
+		if err := nodes[0].c.Do(context.Background(), "RAFT", "ADD", nd.id, "127.0.0.1:"+strconv.Itoa(nd.raftPort)).Err(); err != nil {
+			t.Fatalf("RAFT ADD %s: %v", nd.id, err)
+		}
+	}
+	waitLeader(t, nodes)
+	return nodes
+}
+
+// waitLeader waits until one of nodes serves as leader and every other one knows it, and
+// returns it.
+func waitLeader(t *testing.T, nodes []*raftNode) *raftNode {
+	t.Helper()
+	var leader *raftNode
+	waitUntil(t, "a serving leader known to every node", 20*time.Second, func() bool {
+		leader = nil
+		for _, n := range nodes {
+			if n.status(t)["role"] == "leader" {
+				leader = n
+			}
+		}
+		if leader == nil {
+			return false
+		}
+		addr := leader.srv.Addr
+		for _, n := range nodes {
+			if n != leader && n.status(t)["leader_client_addr"] != addr {
+				return false
+			}
+		}
+		return true
+	})
+	return leader
+}
+
+// waitApplied waits until every node has applied what the leader has committed.
+func waitApplied(t *testing.T, leader *raftNode, nodes []*raftNode) {
+	t.Helper()
+	target, _ := strconv.ParseUint(leader.status(t)["commit_index"], 10, 64)
+	waitUntil(t, "followers to apply the leader's log", 20*time.Second, func() bool {
+		for _, n := range nodes {
+			got, _ := strconv.ParseUint(n.status(t)["applied_index"], 10, 64)
+			if got < target {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestReplicationSingleNode(t *testing.T) {
+	n := &raftNode{id: "solo", dir: t.TempDir(), raftPort: freePort(t)}
+	n.start(t, true)
+	waitLeader(t, []*raftNode{n})
+	ctx := context.Background()
+	if err := n.c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := n.c.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("GET = %q, %v", v, err)
+	}
+	info, err := n.c.Info(ctx, "replication").Result()
+	if err != nil || !strings.Contains(info, "role:master") {
+		t.Fatalf("INFO replication = %q, %v", info, err)
+	}
+	// A restart rebuilds the data from the Raft log.
+	n.stop()
+	n.start(t, false)
+	waitLeader(t, []*raftNode{n})
+	if v, err := n.c.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("GET after restart = %q, %v", v, err)
+	}
+}
+
+// dumpAll returns DUMP and PTTL of every key, from the node that leads.
+func dumpAll(t *testing.T, n *raftNode) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := n.c.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		d, err := n.c.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("DUMP %s on %s: %v", k, n.id, err)
+		}
+		exp, _ := n.c.Do(ctx, "PEXPIRETIME", k).Int64()
+		out[k] = d + "|" + strconv.FormatInt(exp, 10)
+	}
+	// The named limiter, with its per-key state and totals.
+	if v, err := n.c.Do(ctx, "RATELIMIT.PEEK", "api", "user1").Result(); err == nil {
+		out["limiter api/user1"] = fmt.Sprint(v)
+	}
+	return out
+}
+
+func TestReplicationThreeNodes(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	c := leader.c
+	must := func(err error) {
+		t.Helper()
+		if err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+	}
+	must(c.Set(ctx, "s", "v", time.Hour).Err())
+	must(c.HSet(ctx, "h", "a", "1", "b", "2").Err())
+	must(c.ZAdd(ctx, "z", redis.Z{Score: 1.5, Member: "m"}, redis.Z{Score: 2, Member: "n"}).Err())
+	must(c.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: "1-1", Values: []string{"f", "v"}}).Err())
+	must(c.RPush(ctx, "l", "a", "b", "c").Err())
+	must(c.SAdd(ctx, "set", "a", "b").Err())
+	must(c.Do(ctx, "GCRA.LIMIT", "g", "60000", "10").Err())
+	must(c.Do(ctx, "RATELIMIT.CREATE", "api", "5", "1000").Err())
+	must(c.Do(ctx, "RATELIMIT.CHECK", "api", "user1").Err())
+	tx := c.TxPipeline()
+	tx.Incr(ctx, "ctr")
+	tx.Incr(ctx, "ctr")
+	tx.Expire(ctx, "ctr", time.Hour)
+	_, err := tx.Exec(ctx)
+	must(err)
+	must(c.Eval(ctx, "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCRBY', KEYS[2], 5)", []string{"e1", "e2"}, "x").Err())
+
+	waitApplied(t, leader, nodes)
+
+	// A follower redirects writes (and keyspace reads) to the leader.
+	var follower *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+			break
+		}
+	}
+	err = follower.c.Set(ctx, "foo", "bar", 0).Err()
+	if err == nil || err.Error() != "MOVED 12182 "+leader.srv.Addr {
+		t.Fatalf("SET on a follower: %v, want MOVED 12182 %s", err, leader.srv.Addr)
+	}
+	info, _ := follower.c.Info(ctx, "replication").Result()
+	if !strings.Contains(info, "role:slave") {
+		t.Fatalf("follower INFO replication: %q", info)
+	}
+
+	// Every node, made leader in turn (RAFT TRANSFER), has the same data, byte for byte.
+	want := dumpAll(t, leader)
+	if len(want) != 11 { // 10 keys and the limiter
+		t.Fatalf("leader has %d keys: %v", len(want), want)
+	}
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		if err := leader.c.Do(ctx, "RAFT", "TRANSFER", n.id).Err(); err != nil {
+			t.Fatalf("RAFT TRANSFER %s: %v", n.id, err)
+		}
+		leader = waitLeader(t, nodes)
+		if leader != n {
+			t.Fatalf("leadership went to %s, not %s", leader.id, n.id)
+		}
+		got := dumpAll(t, n)
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("node %s key %s: %q, leader had %q", n.id, k, got[k], v)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("node %s has %d keys, want %d", n.id, len(got), len(want))
+		}
+	}
+
+	// A restart of every node keeps the data.
+	for _, n := range nodes {
+		n.stop()
+	}
+	for _, n := range nodes {
+		n.start(t, false)
+	}
+	leader = waitLeader(t, nodes)
+	got := dumpAll(t, leader)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("after a restart, key %s: %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestReplicationFailoverNoOverAdmit hammers one GCRA key from several clients while the
+// leader is killed (closed without saving): the admissions acknowledged by both leaders never
+// exceed the burst.
+func TestReplicationFailoverNoOverAdmit(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	const burst = 150
+	var allowed atomic.Int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var cur atomic.Pointer[raftNode]
+	cur.Store(leader)
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				n := cur.Load()
+				v, err := n.c.Do(context.Background(), "GCRA.LIMIT", "rl:{t}:hot", "3600000", strconv.Itoa(burst)).Slice()
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				if v[0].(int64) == 0 {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	waitUntil(t, "some admissions", 20*time.Second, func() bool { return allowed.Load() >= burst/3 })
+	leader.stop()
+	var rest []*raftNode
+	for _, n := range nodes {
+		if n != leader {
+			rest = append(rest, n)
+		}
+	}
+	nl := waitLeader(t, rest)
+	cur.Store(nl)
+	waitUntil(t, "the budget to be used up", 30*time.Second, func() bool { return allowed.Load() >= burst-10 })
+	time.Sleep(300 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	if got := allowed.Load(); got > burst {
+		t.Fatalf("%d admissions acknowledged, burst is %d", got, burst)
+	}
+	v, err := nl.c.Do(context.Background(), "GCRA.LIMIT", "rl:{t}:hot", "3600000", strconv.Itoa(burst)).Slice()
+	if err != nil || v[0].(int64) != 1 {
+		t.Fatalf("after the failover the key still admits: %v %v", v, err)
+	}
+}
