@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +29,7 @@ type raftNode struct {
 func (n *raftNode) start(t *testing.T, bootstrap bool) {
 	t.Helper()
 	args := []string{"--raft-port", strconv.Itoa(n.raftPort), "--raft-node-id", n.id,
-		"--raft-heartbeat-timeout", "300", "--raft-election-timeout", "300", "--raft-snapshot-threshold", "64"}
+		"--raft-heartbeat-timeout", "300", "--raft-election-timeout", "300", "--raft-snapshot-threshold", "64", "--raft-snapshot-interval", "100"}
 	if bootstrap {
 		args = append(args, "--raft-bootstrap", "yes")
 	}
@@ -322,5 +323,97 @@ func TestReplicationFailoverNoOverAdmit(t *testing.T) {
 	v, err := nl.c.Do(context.Background(), "GCRA.LIMIT", "rl:{t}:hot", "3600000", strconv.Itoa(burst)).Slice()
 	if err != nil || v[0].(int64) != 1 {
 		t.Fatalf("after the failover the key still admits: %v %v", v, err)
+	}
+}
+
+// TestReplicationLostQuorum: a leader cut off from its followers cannot acknowledge a write.
+// The client gets TRYAGAIN (never OK), the node rebuilds itself from the log, and once the
+// followers are back the group serves again and every node agrees on the write's fate.
+func TestReplicationLostQuorum(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	if err := leader.c.Set(ctx, "before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, leader, nodes)
+	var followers []*raftNode
+	for _, n := range nodes {
+		if n != leader {
+			followers = append(followers, n)
+			n.stop()
+		}
+	}
+	err := leader.c.Set(ctx, "orphan", "1", 0).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN ") {
+		t.Fatalf("SET without a quorum: %v, want TRYAGAIN", err)
+	}
+	for _, n := range followers {
+		n.start(t, false)
+	}
+	leader = waitLeader(t, nodes)
+	if err := leader.c.Set(ctx, "after", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, leader, nodes)
+	want := dumpAll(t, leader)
+	if want["before"] == "" || want["after"] == "" {
+		t.Fatalf("acknowledged writes missing: %v", want)
+	}
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		if err := leader.c.Do(ctx, "RAFT", "TRANSFER", n.id).Err(); err != nil {
+			t.Fatalf("RAFT TRANSFER %s: %v", n.id, err)
+		}
+		leader = waitLeader(t, nodes)
+		got := dumpAll(t, leader)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("node %s has %v, want %v", n.id, got, want)
+		}
+	}
+}
+
+// TestReplicationSnapshotRestart: a follower that compacted its log into a snapshot restarts
+// from it (and the entries after it) with the same data.
+func TestReplicationSnapshotRestart(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	for i := range 300 { // one entry each: several snapshots at threshold 64
+		if err := leader.c.RPush(ctx, "list", i).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := leader.c.Do(ctx, "GCRA.LIMIT", "g"+strconv.Itoa(i%7), "60000", "100").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitApplied(t, leader, nodes)
+	want := dumpAll(t, leader)
+	var f *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			f = n
+			break
+		}
+	}
+	waitUntil(t, "a follower snapshot", 20*time.Second, func() bool {
+		snaps, _ := filepath.Glob(filepath.Join(f.dir, "raft", "snapshots", "*", "state.bin"))
+		return len(snaps) > 0
+	})
+	f.stop()
+	f.start(t, false)
+	waitLeader(t, nodes)
+	waitApplied(t, leader, nodes)
+	if err := leader.c.Do(ctx, "RAFT", "TRANSFER", f.id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if l := waitLeader(t, nodes); l != f {
+		t.Fatalf("leadership went to %s", l.id)
+	}
+	got := dumpAll(t, f)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("restarted follower has %v, want %v", got, want)
 	}
 }

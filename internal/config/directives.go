@@ -182,6 +182,8 @@ func Directives() []*Directive {
 			Doc: "Milliseconds a candidate waits for votes before it starts a new election (hashicorp/raft's ElectionTimeout)."},
 		{Name: "raft-commit-timeout", Type: Int, Default: "5", Min: 1, Max: 60000, Group: "replication",
 			Doc: "Milliseconds of idle time after which the leader tells followers the commit index (hashicorp/raft's CommitTimeout): lower means fresher follower state."},
+		{Name: "raft-snapshot-interval", Type: Int, Default: "10000", Min: 10, Max: 1 << 40, Group: "replication",
+			Doc: "Milliseconds between checks whether `raft-snapshot-threshold` entries have accumulated (hashicorp/raft's SnapshotInterval, randomized up to twice this)."},
 		{Name: "raft-snapshot-threshold", Type: Int, Default: "8192", Min: 16, Max: 1 << 40, Group: "replication",
 			Doc: "Number of Raft entries (each a batch of effects) after which a follower snapshots its state and the log before it is compacted."},
 		// Pub/sub and client-side caching

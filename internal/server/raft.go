@@ -137,6 +137,7 @@ func (s *Server) startRaft() error {
 		ElectionTimeout:   time.Duration(s.cfg.GetInt("raft-election-timeout")) * time.Millisecond,
 		CommitTimeout:     time.Duration(s.cfg.GetInt("raft-commit-timeout")) * time.Millisecond,
 		SnapshotThreshold: uint64(s.cfg.GetInt("raft-snapshot-threshold")),
+		SnapshotInterval:  time.Duration(s.cfg.GetInt("raft-snapshot-interval")) * time.Millisecond,
 	}
 	if os.Getenv("HOTKV_RAFT_DEBUG") != "" {
 		r.cfg.LogOutput = os.Stderr
@@ -623,8 +624,10 @@ func (r *replState) status() [][2]string {
 	role := "follower"
 	if r.servingA.Load() {
 		role = "leader"
-	} else if st["state"] == "Leader" || st["state"] == "Candidate" {
-		role = strings.ToLower(st["state"])
+	} else if st["state"] == "Leader" {
+		role = "promoting" // elected, applying the log of earlier terms before it serves
+	} else if st["state"] == "Candidate" {
+		role = "candidate"
 	}
 	laddr, lid := node.Leader()
 	out = append(out,
