@@ -20,6 +20,7 @@ import (
 type raftNode struct {
 	id, dir  string
 	raftPort int
+	extra    []string
 	srv      *testutil.Server
 	c        *redis.Client
 }
@@ -33,6 +34,7 @@ func (n *raftNode) start(t *testing.T, bootstrap bool) {
 	if bootstrap {
 		args = append(args, "--raft-bootstrap", "yes")
 	}
+	args = append(args, n.extra...)
 	var err error
 	for range 20 { // the previous instance's Raft port may linger a moment
 		if n.srv, err = testutil.Launch(t, testutil.Options{Dir: n.dir, Args: args}); err == nil {
@@ -137,7 +139,13 @@ func waitApplied(t *testing.T, leader *raftNode, nodes []*raftNode) {
 }
 
 func TestReplicationSingleNode(t *testing.T) {
-	n := &raftNode{id: "solo", dir: t.TempDir(), raftPort: freePort(t)}
+	for _, ack := range []string{"quorum", "leader"} {
+		t.Run(ack, func(t *testing.T) { testSingleNode(t, ack) })
+	}
+}
+
+func testSingleNode(t *testing.T, ack string) {
+	n := &raftNode{id: "solo", dir: t.TempDir(), raftPort: freePort(t), extra: []string{"--replication-ack", ack}}
 	n.start(t, true)
 	waitLeader(t, []*raftNode{n})
 	ctx := context.Background()
@@ -148,7 +156,7 @@ func TestReplicationSingleNode(t *testing.T) {
 		t.Fatalf("GET = %q, %v", v, err)
 	}
 	info, err := n.c.Info(ctx, "replication").Result()
-	if err != nil || !strings.Contains(info, "role:master") {
+	if err != nil || !strings.Contains(info, "role:master") || !strings.Contains(info, "raft_replication_ack:"+ack) {
 		t.Fatalf("INFO replication = %q, %v", info, err)
 	}
 	// A restart rebuilds the data from the Raft log.
@@ -348,6 +356,13 @@ func TestReplicationLostQuorum(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN ") {
 		t.Fatalf("SET without a quorum: %v, want TRYAGAIN", err)
 	}
+	// No leader can be elected now: keyspace commands say so; others still run.
+	if err := leader.c.Get(ctx, "before").Err(); err == nil || err.Error() != "CLUSTERDOWN No leader for this shard" {
+		t.Fatalf("GET with no leader: %v, want CLUSTERDOWN No leader for this shard", err)
+	}
+	if err := leader.c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING with no leader: %v", err)
+	}
 	for _, n := range followers {
 		n.start(t, false)
 	}
@@ -415,5 +430,23 @@ func TestReplicationSnapshotRestart(t *testing.T) {
 	got := dumpAll(t, f)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("restarted follower has %v, want %v", got, want)
+	}
+}
+
+// TestReplicationStandalone: with raft-port 0 (the default) nothing changes, and RAFT says so.
+func TestReplicationStandalone(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	ctx := context.Background()
+	err := c.Do(ctx, "RAFT", "STATUS").Err()
+	if err == nil || err.Error() != "ERR this node is not in replicated mode (raft-port is 0)" {
+		t.Fatalf("RAFT STATUS standalone: %v", err)
+	}
+	info, _ := c.Info(ctx, "replication").Result()
+	if !strings.Contains(info, "role:master\r\nconnected_slaves:0\r\n") || strings.Contains(info, "raft_") {
+		t.Fatalf("standalone INFO replication: %q", info)
+	}
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
 	}
 }

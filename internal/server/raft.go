@@ -95,6 +95,9 @@ type replState struct {
 	waitCond  *sync.Cond
 	resetting atomic.Bool
 
+	// ackLeader is replication-ack leader: replies do not wait for the commit.
+	ackLeader bool
+
 	futures chan inflight
 	sem     chan struct{}
 	wg      sync.WaitGroup
@@ -142,6 +145,7 @@ func (s *Server) startRaft() error {
 	if os.Getenv("HOTKV_RAFT_DEBUG") != "" {
 		r.cfg.LogOutput = os.Stderr
 	}
+	r.ackLeader = s.cfg.Get("replication-ack") == "leader"
 	r.propose = sync.NewCond(&r.mu)
 	r.waitCond = sync.NewCond(&r.waitMu)
 	r.rp = replayer{s: s}
@@ -595,6 +599,11 @@ func (r *replState) Restore(rd io.Reader) error {
 
 // close stops the node without a snapshot and fails the connections still waiting.
 func (r *replState) close() {
+	// Proposals in flight get a moment to commit: with replication-ack leader their writes
+	// were acknowledged already.
+	for deadline := time.Now().Add(2 * time.Second); r.servingA.Load() && r.durable.Load() < r.appendedA.Load() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	r.mu.Lock()
 	r.closed = true
 	r.serving = false
@@ -640,7 +649,7 @@ func (r *replState) status() [][2]string {
 		[2]string{"commit_index", st["commit_index"]},
 		[2]string{"applied_index", strconv.FormatUint(node.Raft.AppliedIndex(), 10)},
 		[2]string{"time_floor_ms", strconv.FormatInt(r.floor.Load(), 10)},
-		[2]string{"replication_ack", "quorum"},
+		[2]string{"replication_ack", map[bool]string{false: "quorum", true: "leader"}[r.ackLeader]},
 	)
 	var members []string
 	for _, m := range node.Members() {
@@ -669,7 +678,7 @@ func (r *replState) leaderAddrAny(id string) string {
 // TRYAGAIN (the client retries; a write may then count twice, never zero times once
 // acknowledged).
 func (c *conn) holdForCommit(r *replState) {
-	if !r.waitAck(c.replGen) && c.Gated {
+	if !r.ackLeader && !r.waitAck(c.replGen) && c.Gated {
 		c.w.Reset()
 		for range max(c.replCmds, 1) {
 			c.w.Error("TRYAGAIN decision outcome unknown")
