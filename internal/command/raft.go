@@ -21,6 +21,21 @@ func raftCommands() []*Command {
 		return &Command{Name: name, Arity: arity, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACL: admin,
 			Since: "0.1.0", Complexity: complexity, Syntax: syntax, Summary: summary, Handler: h}
 	}
+	help := sub("help", 2, "O(1)", "", "Shows helpful text about the different subcommands", helpHandler(
+		"RAFT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"BOOTSTRAP",
+		"    Start a new group whose only voter is this node (it must have no Raft state).",
+		"ADD <id> <host:port>",
+		"    Add a voting member, given its Raft address (send it to the leader).",
+		"REMOVE <id>",
+		"    Remove a member (send it to the leader).",
+		"TRANSFER [<id>]",
+		"    Hand leadership to <id>, or to the most up-to-date follower.",
+		"STATUS",
+		"    Return this node's role, leader, term, indexes and members.",
+		"HELP",
+		"    Prints this help."))
+	help.Flags, help.ACL = FlagLoading|FlagStale, []string{"slow"} // not admin: anyone may ask
 	return []*Command{{Name: "raft", Arity: -2, ACL: []string{"slow"}, Group: "cluster", Since: "0.1.0",
 		Complexity: "Depends on subcommand.", Summary: "A container for Raft replication commands",
 		Doc: "HotKV only. Manages the Raft group of a node started with `raft-port` (docs/replication.md). Membership changes and TRANSFER must be sent to the leader.",
@@ -29,6 +44,7 @@ func raftCommands() []*Command {
 			sub("add", 4, "O(1)", "id host:port", "Adds a voting member to the Raft group (on the leader)", raftAddCommand),
 			sub("remove", 3, "O(1)", "id", "Removes a member from the Raft group (on the leader)", raftRemoveCommand),
 			sub("transfer", -2, "O(1)", "[id]", "Hands Raft leadership to another member (on the leader)", raftTransferCommand),
+			help,
 			sub("status", 2, "O(N) where N is the number of members", "",
 				"Reports the node's Raft role, leader, term, indexes and members", raftStatusCommand),
 		}}}

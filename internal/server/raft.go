@@ -165,16 +165,6 @@ func (s *Server) startRaft() error {
 	return nil
 }
 
-// setClientAddr records the client address once the listeners are open (port 0 in tests).
-func (r *replState) setClientAddr(addr net.Addr) {
-	if a, ok := addr.(*net.TCPAddr); ok {
-		host, _, _ := net.SplitHostPort(r.self)
-		r.mu.Lock()
-		r.self = net.JoinHostPort(host, strconv.Itoa(a.Port))
-		r.mu.Unlock()
-	}
-}
-
 func (r *replState) getNode() *replication.Node {
 	r.nodeMu.RLock()
 	defer r.nodeMu.RUnlock()
@@ -359,6 +349,11 @@ func (r *replState) stepDown(why string, force bool) {
 // every entry of earlier terms is applied (the time floor included), then commands run.
 func (r *replState) promote(epoch uint64) {
 	node := r.getNode()
+	for i := 0; node == nil && i < 500; i++ {
+		// Leadership can be won before Start (or reset) has stored the node.
+		time.Sleep(10 * time.Millisecond)
+		node = r.getNode()
+	}
 	if node == nil {
 		return
 	}
