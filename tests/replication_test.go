@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 
 	"github.com/hotkv/hotkv/internal/testutil"
 )
@@ -449,4 +451,85 @@ func TestReplicationStandalone(t *testing.T) {
 	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestReplicationEveryWrite runs the randomized workload of every write command
+// (effects_all_test.go) on a group's leader and checks that each node, made leader in turn,
+// reports the same dataset and limiters.
+func TestReplicationEveryWrite(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	t0 := testutil.T0
+	for _, n := range nodes {
+		require.NoError(t, n.c.Do(ctx, "DEBUG", "CLOCK", "SET", t0).Err())
+	}
+	ca := leader.c.Conn()
+	t.Cleanup(func() { _ = ca.Close() })
+	require.NoError(t, ca.Do(ctx, "FUNCTION", "LOAD", "#!lua name=wl\n"+
+		"redis.register_function('bump', function(k) return redis.call('hincrby', k[1], 'n', 1) end)\n"+
+		"redis.register_function('stamp', function(k) redis.call('set', k[1], 'v', 'px', 2500) return redis.call('pttl', k[1]) end)").Err())
+	w := &workload{rng: rand.New(rand.NewPCG(7, 42)), now: t0,
+		keys: []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "g0"}}
+	for range 1500 {
+		if w.rng.IntN(25) == 0 {
+			require.Equal(t, "OK", doOK(t, ca, "MULTI"))
+			for j := w.n(2, 5); j > 0; j-- {
+				doOK(t, ca, w.command(true)...)
+			}
+			if w.rng.IntN(6) == 0 {
+				doOK(t, ca, "DISCARD")
+			} else {
+				doOK(t, ca, "EXEC")
+			}
+			continue
+		}
+		cmd := w.command(false)
+		v := doOK(t, ca, cmd...)
+		if id, ok := v.(string); ok && cmd[0] == "XADD" {
+			w.xids = append(w.xids, id)
+		}
+		if cmd[0] == "DEBUG" {
+			w.now += int64(cmd[3].(int))
+		}
+	}
+	doOK(t, ca, "SELECT", 0)
+	waitApplied(t, leader, nodes)
+	// Every node's clock at the leader's time, so that no node expires anything the others
+	// keep while it leads.
+	for _, n := range nodes {
+		require.NoError(t, n.c.Do(ctx, "DEBUG", "CLOCK", "SET", w.now).Err())
+	}
+	state := func(n *raftNode) (map[int][]string, map[string]map[string]any) {
+		c := n.c.Conn()
+		defer c.Close()
+		keys := map[int][]string{}
+		for db := 0; db < 16; db++ {
+			k, _ := dbState(t, c, db)
+			keys[db] = k
+		}
+		return keys, limiterState(t, c)
+	}
+	wantKeys, wantLim := state(leader)
+	total := 0
+	for _, k := range wantKeys {
+		total += len(k)
+	}
+	require.Positive(t, total)
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		require.NoError(t, leader.c.Do(ctx, "RAFT", "TRANSFER", n.id).Err())
+		leader = waitLeader(t, nodes)
+		require.Equal(t, n, leader)
+		keys, lim := state(n)
+		require.Equal(t, wantKeys, keys, "node %s", n.id)
+		require.Equal(t, len(wantLim), len(lim))
+		for name, sa := range wantLim {
+			for _, f := range []string{"algo", "limit", "window_ms", "total_allowed", "refill_per_sec", "drain_per_sec"} {
+				require.Equal(t, sa[f], lim[name][f], "node %s limiter %s %s", n.id, name, f)
+			}
+		}
+	}
+	t.Logf("%d keys identical on every node", total)
 }
