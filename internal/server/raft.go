@@ -644,6 +644,8 @@ func (r *replState) status() [][2]string {
 		[2]string{"commit_index", st["commit_index"]},
 		[2]string{"applied_index", strconv.FormatUint(node.Raft.AppliedIndex(), 10)},
 		[2]string{"time_floor_ms", strconv.FormatInt(r.floor.Load(), 10)},
+		// How long ago a follower last heard from the leader ("never", "0" on the leader).
+		[2]string{"last_contact", st["last_contact"]},
 		[2]string{"replication_ack", map[bool]string{false: "quorum", true: "leader"}[r.ackLeader]},
 	)
 	var members []string
@@ -715,7 +717,7 @@ func (r *replState) info(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "master_replid:%s\r\nmaster_repl_offset:%s\r\n", r.s.runID, st["applied_index"])
 	for _, k := range []string{"node_id", "raft_addr", "role", "leader_id", "leader_client_addr", "term",
-		"last_log_index", "commit_index", "applied_index", "time_floor_ms", "replication_ack", "members"} {
+		"last_log_index", "commit_index", "applied_index", "time_floor_ms", "last_contact", "replication_ack", "members"} {
 		fmt.Fprintf(b, "raft_%s:%s\r\n", strings.TrimPrefix(k, "raft_"), st[k])
 	}
 }
