@@ -11,7 +11,7 @@ KEYS     ?= 1000000
 TTL      ?= 1s
 IMAGE    ?= hotkv:latest
 
-.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests ratelimit-libs soak docker
+.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests ratelimit-libs soak docker cluster-demo cluster-demo-stop
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
@@ -58,6 +58,14 @@ ratelimit-libs:
 ## stress-expiry: KEYS (default 1M) keys with a TTL (default 1s), HotKV vs Redis; not in `make test`
 stress-expiry:
 	KEYS=$(KEYS) TTL=$(TTL) bash scripts/stress-expiry.sh
+
+## cluster-demo: three nodes of one Raft group on 127.0.0.1 (clients 7001-7003, Raft 7101-7103; BASE=7000 moves them), n1 bootstrapped, n2 and n3 added
+cluster-demo:
+	bash scripts/cluster-demo.sh start
+
+## cluster-demo-stop: stop the cluster-demo nodes (their data stays in ./cluster-demo)
+cluster-demo-stop:
+	bash scripts/cluster-demo.sh stop
 
 ## docs: regenerate the command and config references under docs/ and deploy/hotkv.conf
 docs:

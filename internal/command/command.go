@@ -214,7 +214,16 @@ type Table struct {
 
 	// intro is the slow log, the latency monitor and the MONITOR clients (introspection.go).
 	intro introspection
+
+	// Gate, set once before serving in replicated (Raft) mode and nil otherwise, decides
+	// whether a keyspace command (flagged write, readonly or may_replicate) may run on this
+	// node: "" runs it, anything else is the error reply (-MOVED to the leader, -CLUSTERDOWN
+	// during an election). Standalone servers pay one nil check.
+	Gate func(c *Ctx, cmd *Command) string
 }
+
+// InScript reports whether the command runs inside a script (its script was gated already).
+func (c *Ctx) InScript() bool { return c.inScript }
 
 // NewTable builds a table from command rows, linking subcommands to their parents.
 func NewTable(cmds ...[]*Command) *Table {

@@ -34,6 +34,9 @@ const (
 // Client is the per-connection state that commands read and change (SELECT, HELLO, CLIENT
 // SETNAME ...). The server owns the connection and embeds this.
 type Client struct {
+	// Gated is set when the table's Gate let a keyspace command of this client run
+	// (replicated mode): its replies then depend on the commit of what it wrote.
+	Gated     bool
 	ID        int64
 	DB        int
 	Name      string

@@ -70,6 +70,17 @@ func (t *Table) exec(c *Ctx) {
 	if u := c.Client.ACLUser; u != nil && (!c.Client.Authenticated || !u.Unrestricted()) && !c.admit(cmd, u) {
 		return
 	}
+	if t.Gate != nil && cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 && !c.inScript {
+		if msg := t.Gate(c, cmd); msg != "" {
+			c.Cmd = cmd
+			cmd.RejectedCalls.Add(1)
+			if c.Client.multi.active {
+				c.Client.multi.dirty = true // as Redis Cluster: a redirected command aborts EXEC
+			}
+			c.Error(msg)
+			return
+		}
+	}
 	// One atomic load when no maxmemory is set (the default): the hot path's whole cost.
 	if c.Store.Mem.Limit() > 0 && !c.admitMemory(cmd) {
 		return

@@ -26,6 +26,7 @@ func groups() [][]*Command {
 		scriptingCommands(),
 		aclCommands(),
 		pubsubCommands(),
+		raftCommands(),
 	}
 }
 

@@ -321,3 +321,34 @@ func (r *LogReader) validFrameAfter(start int64) (int64, bool) {
 	}
 	return 0, false
 }
+
+// DecodeFrames decodes a run of frames held in memory (the payload of a Raft entry, which is
+// encoded exactly as a log segment's frames), verifying each frame's CRC. The effects point
+// into p.
+func DecodeFrames(p []byte) ([]*Batch, error) {
+	var out []*Batch
+	off := int64(0)
+	for len(p) > 0 {
+		if len(p) < frameHeaderSize {
+			return nil, fmt.Errorf("%w: %d stray bytes after the last frame", ErrLogCorrupt, len(p))
+		}
+		n := int(binary.LittleEndian.Uint32(p))
+		crc := binary.LittleEndian.Uint32(p[4:])
+		if n < batchHeaderSize || n > len(p)-frameHeaderSize {
+			return nil, fmt.Errorf("%w: frame at %d has a bad length %d", ErrLogCorrupt, off, n)
+		}
+		payload := p[frameHeaderSize : frameHeaderSize+n]
+		if got := crc32.Checksum(payload, castagnoli); got != crc {
+			return nil, fmt.Errorf("%w: frame at %d fails its CRC", ErrLogCorrupt, off)
+		}
+		b, msg := decodeBatch(payload)
+		if msg != "" {
+			return nil, fmt.Errorf("%w: frame at %d: %s", ErrLogCorrupt, off, msg)
+		}
+		b.Offset, b.End = off, off+int64(frameHeaderSize+n)
+		out = append(out, b)
+		off = b.End
+		p = p[frameHeaderSize+n:]
+	}
+	return out, nil
+}

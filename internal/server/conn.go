@@ -32,6 +32,11 @@ type conn struct {
 	writeDeadline bool
 	// readDeadline is set while the timeout directive bounds the next read (serve).
 	readDeadline bool
+	// replGen is the replication loss generation when the replies in w began (raft.go), and
+	// replCmds the commands whose replies are in w: all are answered TRYAGAIN if the
+	// leadership their writes ran under was lost before their commit.
+	replGen  uint64
+	replCmds int
 	// reading is set while serve waits in its read; releaseAsked, set under readMu with the
 	// read deadline moved to now, asks it to release its idle query buffer (fill).
 	reading      atomic.Bool
@@ -47,6 +52,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.Addr = nc.RemoteAddr().String()
 	c.LAddr = nc.LocalAddr().String()
 	c.Flags = "N"
+	if s.repl != nil {
+		c.replGen = s.repl.lossGen.Load()
+	}
 	if _, unix := nc.(*net.UnixConn); unix {
 		// Redis names a Unix-socket client by the socket path and port 0, and flags it U.
 		c.LAddr = nc.LocalAddr().String() + ":0"
@@ -230,6 +238,7 @@ func (c *conn) runBatch() bool {
 		c.ctx.Now = now
 		c.ctx.DB = s.store.DB(c.DB)
 		s.table.Exec(&c.ctx)
+		c.replCmds++
 		if c.ctx.Blocked != nil && !c.waitBlocked() {
 			return false
 		}
@@ -265,6 +274,9 @@ func (c *conn) flush() bool {
 		if err := a.waitDurable(); err != nil {
 			return false
 		}
+	}
+	if r := c.srv.repl; r != nil {
+		c.holdForCommit(r)
 	}
 	// An unauthenticated client that does not read its replies is disconnected instead of
 	// holding the connection (Redis closes it past 1 KB of pending output).
@@ -431,6 +443,9 @@ func (c *conn) flushPushes() bool {
 			if err := a.waitDurable(); err != nil {
 				return false
 			}
+		}
+		if r := c.srv.repl; r != nil {
+			c.holdForCommit(r)
 		}
 	}
 	err := c.Sub.Flush(c.w.Buf)

@@ -72,6 +72,10 @@ func (s *Server) Info(req []string, held bool) string {
 		case "stats":
 			s.infoStats(&b, held)
 		case "replication":
+			if s.repl != nil {
+				s.repl.info(&b)
+				break
+			}
 			b.WriteString("role:master\r\nconnected_slaves:0\r\n")
 			fmt.Fprintf(&b, "master_replid:%s\r\nmaster_repl_offset:0\r\n", s.runID)
 		case "cpu":

@@ -94,6 +94,8 @@ type Server struct {
 	// aofPolicy is appendfsync.
 	aof       *aofLog
 	aofPolicy atomic.Int32
+	// repl is the Raft node in replicated mode (raft-port > 0, raft.go); nil standalone.
+	repl *replState
 
 	// metrics is the Prometheus listener (metrics.go); ready is set once the dataset is loaded
 	// and the listeners accept clients (/readyz), and loadingHook is SetLoadingHook's.
@@ -302,7 +304,10 @@ func (s *Server) Start() error {
 	if s.loadingHook != nil {
 		s.loadingHook()
 	}
-	if s.cfg.GetBool("appendonly") {
+	if s.cfg.GetInt("raft-port") != 0 {
+		// Replicated: the Raft snapshots and log are the data, loaded once the node starts
+		// (after the listeners open; keyspace commands wait for a leader meanwhile).
+	} else if s.cfg.GetBool("appendonly") {
 		err = s.startAOF()
 	} else {
 		_, err = s.loadSnapshot()
@@ -346,6 +351,13 @@ func (s *Server) Start() error {
 		go s.acceptLoop(ln, true)
 	}
 	s.tls.mu.Unlock()
+	if s.cfg.GetInt("raft-port") != 0 {
+		if err := s.startRaft(); err != nil {
+			s.beginClose()
+			s.wg.Wait()
+			return err
+		}
+	}
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
@@ -475,6 +487,12 @@ func (s *Server) clientsCron() {
 // active-expire-effort.
 func (s *Server) expireLoop() {
 	for s.ctx.Err() == nil {
+		if r := s.repl; r != nil && !r.servingA.Load() {
+			// Followers never expire keys themselves: the leader's DEL effects do, so that
+			// every replica stays identical whatever its clock says.
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
 		hz := max(1, s.hz.Load())
 		period := time.Second / time.Duration(hz)
 		// At least every 10 ms so that a large backlog drains quickly with low hz too.
@@ -518,6 +536,9 @@ func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 func (s *Server) Close() error {
 	s.beginClose()
 	s.finishOnce.Do(func() {
+		if s.repl != nil {
+			s.repl.close() // fails the connections waiting for a commit, so they can end
+		}
 		s.wg.Wait()
 		s.store.Mem.Close() // the maxmemory heap sampler
 		if s.aof != nil {

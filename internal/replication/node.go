@@ -1,0 +1,326 @@
+// Package replication runs one HotKV node of a Raft group (design/ha-and-cluster.md §3): the
+// hashicorp/raft instance with its raft-wal log, file snapshots and TCP transport, membership
+// and leadership. What the log carries (batches of effects) and how it is applied belong to the
+// server, which implements FSM; this package only moves bytes and reports who leads.
+package replication
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftwal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+)
+
+// Config describes a node. Zero durations take the LAN values of design §2.3.3.
+type Config struct {
+	// NodeID names the node in the group; it never changes for a data directory.
+	NodeID string
+	// Bind is the host:port the Raft transport listens on and that other members dial.
+	Bind string
+	// Dir holds the log (wal/) and the snapshots (snapshots/).
+	Dir string
+	// Bootstrap starts a new group of one voter (this node) if Dir holds no state yet.
+	Bootstrap bool
+
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	CommitTimeout      time.Duration
+	// SnapshotThreshold is how many entries since the last snapshot trigger a new one.
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	// LogOutput, when set, receives hashicorp/raft's own log lines.
+	LogOutput io.Writer
+}
+
+// FSM is what the server implements: entries are applied in log order on every node.
+type FSM interface {
+	// Apply applies one committed entry's data.
+	Apply(index, term uint64, data []byte)
+	// Snapshot returns a point-in-time image of the state at the last applied entry. It runs
+	// on the apply goroutine, so no Apply runs meanwhile; an error skips this snapshot.
+	Snapshot() ([]byte, error)
+	// Restore replaces the whole state with a snapshot's.
+	Restore(r io.Reader) error
+}
+
+// Node is one member of a Raft group.
+type Node struct {
+	cfg   Config
+	Raft  *raft.Raft
+	trans *raft.NetworkTransport
+	wal   *raftwal.WAL
+	meta  *metadb.BoltMetaDB
+	snaps *raft.FileSnapshotStore
+
+	obsCh  chan raft.Observation
+	obs    *raft.Observer
+	closed chan struct{}
+	wg     sync.WaitGroup
+}
+
+// ErrNotLeader is returned by membership changes sent to a follower.
+var ErrNotLeader = errors.New("this node is not the leader")
+
+// Start opens (or creates) the node's state in cfg.Dir and joins the group; onLeader is
+// called from a goroutine of the node whenever leadership changes (true: this node leads).
+func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
+	if cfg.NodeID == "" {
+		return nil, errors.New("raft-node-id is empty")
+	}
+	if cfg.HeartbeatTimeout == 0 {
+		cfg.HeartbeatTimeout = 500 * time.Millisecond
+	}
+	if cfg.ElectionTimeout == 0 {
+		cfg.ElectionTimeout = 500 * time.Millisecond
+	}
+	if cfg.LeaderLeaseTimeout == 0 {
+		cfg.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
+	}
+	if cfg.CommitTimeout == 0 {
+		cfg.CommitTimeout = 5 * time.Millisecond
+	}
+	if cfg.SnapshotThreshold == 0 {
+		cfg.SnapshotThreshold = 8192
+	}
+	if cfg.SnapshotInterval == 0 {
+		cfg.SnapshotInterval = 30 * time.Second
+	}
+	out := cfg.LogOutput
+	if out == nil {
+		out = io.Discard
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "raft", Output: out, Level: hclog.Info})
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	rc.CommitTimeout = cfg.CommitTimeout
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	// Each entry carries a batch of up to thousands of effects: keep fewer entries around.
+	rc.TrailingLogs = 1024
+	rc.MaxAppendEntries = 128
+	rc.BatchApplyCh = true
+	rc.Logger = logger
+	if err := raft.ValidateConfig(rc); err != nil {
+		return nil, err
+	}
+
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "wal"), 0o755); err != nil {
+		return nil, err
+	}
+	// raft-wal's Close leaves its metadata database (and the file lock on it) open: the node
+	// owns it so that a restart in the same process can open the log again.
+	meta := &metadb.BoltMetaDB{}
+	wal, err := raftwal.Open(filepath.Join(cfg.Dir, "wal"), raftwal.WithMetaStore(meta),
+		raftwal.WithSegmentSize(16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("opening the Raft log in %s: %w", cfg.Dir, err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, logger)
+	if err != nil {
+		_ = wal.Close()
+		_ = meta.Close()
+		return nil, fmt.Errorf("opening the Raft snapshots in %s: %w", cfg.Dir, err)
+	}
+	addr, err := net.ResolveTCPAddr("tcp", cfg.Bind)
+	if err != nil {
+		_ = wal.Close()
+		_ = meta.Close()
+		return nil, fmt.Errorf("raft address %q: %w", cfg.Bind, err)
+	}
+	trans, err := raft.NewTCPTransportWithLogger(cfg.Bind, addr, 4, 5*time.Second, logger)
+	if err != nil {
+		_ = wal.Close()
+		_ = meta.Close()
+		return nil, fmt.Errorf("listening for Raft on %s: %w", cfg.Bind, err)
+	}
+	n := &Node{cfg: cfg, trans: trans, wal: wal, meta: meta, snaps: snaps, closed: make(chan struct{})}
+	if cfg.Bootstrap {
+		has, err := raft.HasExistingState(wal, wal, snaps)
+		if err != nil {
+			n.closeStores()
+			return nil, err
+		}
+		if !has {
+			if err := raft.BootstrapCluster(rc, wal, wal, snaps, trans, raft.Configuration{Servers: []raft.Server{
+				{Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr()}}}); err != nil {
+				n.closeStores()
+				return nil, err
+			}
+		}
+	}
+	r, err := raft.NewRaft(rc, &fsmAdapter{fsm}, wal, wal, snaps, trans)
+	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	n.Raft = r
+	n.obsCh = make(chan raft.Observation, 16)
+	n.obs = raft.NewObserver(n.obsCh, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	r.RegisterObserver(n.obs)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		leading := false
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-n.closed:
+				return
+			case <-n.obsCh:
+			case <-tick.C:
+			}
+			now := r.State() == raft.Leader
+			if now != leading {
+				leading = now
+				onLeader(now)
+			}
+		}
+	}()
+	return n, nil
+}
+
+func (n *Node) closeStores() {
+	_ = n.trans.Close()
+	_ = n.wal.Close()
+	_ = n.meta.Close()
+}
+
+// Bootstrap starts a new group of one voter, this node, when it has no state yet.
+func (n *Node) Bootstrap() error {
+	return n.Raft.BootstrapCluster(raft.Configuration{Servers: []raft.Server{
+		{Suffrage: raft.Voter, ID: raft.ServerID(n.cfg.NodeID), Address: n.trans.LocalAddr()}}}).Error()
+}
+
+// AddVoter adds (or updates) a voting member; only the leader can.
+func (n *Node) AddVoter(id, addr string) error {
+	return n.Raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error()
+}
+
+// Remove removes a member; only the leader can.
+func (n *Node) Remove(id string) error {
+	return n.Raft.RemoveServer(raft.ServerID(id), 0, 10*time.Second).Error()
+}
+
+// Transfer hands leadership to id, or to the most up-to-date follower when id is empty.
+func (n *Node) Transfer(id string) error {
+	if id == "" {
+		return n.Raft.LeadershipTransfer().Error()
+	}
+	cf := n.Raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return err
+	}
+	for _, s := range cf.Configuration().Servers {
+		if string(s.ID) == id {
+			return n.Raft.LeadershipTransferToServer(s.ID, s.Address).Error()
+		}
+	}
+	return fmt.Errorf("no member %q", id)
+}
+
+// Member is one server of the group's configuration.
+type Member struct {
+	ID, Addr string
+	Voter    bool
+}
+
+// Members returns the group's latest configuration.
+func (n *Node) Members() []Member {
+	cf := n.Raft.GetConfiguration()
+	if cf.Error() != nil {
+		return nil
+	}
+	var out []Member
+	for _, s := range cf.Configuration().Servers {
+		out = append(out, Member{ID: string(s.ID), Addr: string(s.Address), Voter: s.Suffrage == raft.Voter})
+	}
+	return out
+}
+
+// ID is this node's id.
+func (n *Node) ID() string { return n.cfg.NodeID }
+
+// Addr is the Raft address other members dial.
+func (n *Node) Addr() string { return string(n.trans.LocalAddr()) }
+
+// Leader returns the leader's Raft address and id, empty when none is known.
+func (n *Node) Leader() (addr, id string) {
+	a, i := n.Raft.LeaderWithID()
+	return string(a), string(i)
+}
+
+// Close stops the node without taking a snapshot.
+func (n *Node) Close() error {
+	select {
+	case <-n.closed:
+		return nil
+	default:
+	}
+	close(n.closed)
+	err := n.Raft.Shutdown().Error()
+	n.Raft.DeregisterObserver(n.obs)
+	n.wg.Wait()
+	_ = n.trans.Close()
+	if cerr := n.wal.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := n.meta.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// fsmAdapter turns FSM into raft.FSM.
+type fsmAdapter struct{ f FSM }
+
+func (a *fsmAdapter) Apply(l *raft.Log) any {
+	if l.Type == raft.LogCommand {
+		a.f.Apply(l.Index, l.Term, l.Data)
+	}
+	return nil
+}
+
+func (a *fsmAdapter) Snapshot() (raft.FSMSnapshot, error) {
+	b, err := a.f.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return snapshotBytes(b), nil
+}
+
+func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	return a.f.Restore(rc)
+}
+
+// snapshotBytes is an image encoded in memory by Snapshot: Persist only writes it out, so it
+// may run concurrently with Apply.
+type snapshotBytes []byte
+
+func (s snapshotBytes) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s snapshotBytes) Release() {}

@@ -1,0 +1,768 @@
+package server
+
+// Replicated mode (raft-port > 0, docs/replication.md, design/ha-and-cluster.md §3): the node
+// is a member of a Raft group (internal/replication). The leader runs commands as a
+// standalone server does, against its own store; the effects they journal go, batched, into
+// Raft entries instead of the append-only log, and a connection's replies wait until the
+// entry holding its effects is committed on a majority and applied (the appendfsync always
+// reply holding of conn.flush). Followers apply committed entries through the replayer the
+// append-only log uses at load, at each batch's recorded time, and refuse keyspace commands
+// with -MOVED to the leader.
+//
+// The leader's store is its speculative view: applied state plus effects not committed yet.
+// When leadership ends with effects whose fate is unknown, the store may hold writes the
+// group never committed; the node then rebuilds itself from its Raft snapshot and log (reset).
+//
+// Entry payloads:
+//
+//	batch  := u8 1 | u64 nonce | u64 seq | i64 leader_ts_ms | HKVL frame*
+//	leader := u8 2 | client host:port | 0 | node id
+//
+// nonce identifies the leadership (and the process) that proposed a batch: that leader's own
+// store has the batch's effects already, so its FSM skips it; everyone else applies it.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/persist"
+	"github.com/hotkv/hotkv/internal/replication"
+	"github.com/hotkv/hotkv/internal/store"
+)
+
+const (
+	entryBatch  = 1
+	entryLeader = 2
+	// batchHeader is the size of a batch entry's header before its frames.
+	batchHeader = 1 + 8 + 8 + 8
+	// maxInflight bounds the batches proposed and not yet committed (design §3.2, K = 4..8).
+	maxInflight = 8
+	// maxEntryBytes closes a batch early under heavy load; the rest goes in the next one.
+	maxEntryBytes = 4 << 20
+	// snapMagic starts a Raft snapshot: the group's metadata, then the HKVS snapshot.
+	snapMagic = "HKVRAFT1"
+)
+
+var errNotServing = errors.New("not the serving leader")
+
+// replState is a node's replication state; Server.repl is nil in standalone mode.
+type replState struct {
+	s    *Server
+	cfg  replication.Config
+	self string // this node's client address, host:port
+
+	nodeMu sync.RWMutex
+	node   *replication.Node // nil while the node is being rebuilt
+
+	// mu guards the proposal side. Lock order: shard and limiter locks (held by Append's
+	// callers), then mu.
+	mu         sync.Mutex
+	propose    *sync.Cond // signalled when pending grows, a block closes, or on close
+	pending    frameBuf
+	spare      []byte
+	appended   uint64 // effects appended so far (sequence numbers)
+	committed  uint64 // effects of committed batches (guarded by mu)
+	lastTime   int64
+	openBlocks int
+	serving    bool
+	nonce      uint64
+	epoch      uint64 // leadership changes seen, to discard a stale promotion
+	closed     bool
+
+	servingA  atomic.Bool
+	nonceA    atomic.Uint64
+	appendedA atomic.Uint64
+	// durable is the sequence number up to which every effect is settled: committed, or lost
+	// with a lossGen bump. lossGen counts lost leaderships; a connection whose writes ran
+	// across a bump may have lost them and answers TRYAGAIN.
+	durable   atomic.Uint64
+	lossGen   atomic.Uint64
+	waitMu    sync.Mutex
+	waitCond  *sync.Cond
+	resetting atomic.Bool
+
+	// ackLeader is replication-ack leader: replies do not wait for the commit.
+	ackLeader bool
+
+	futures chan inflight
+	sem     chan struct{}
+	wg      sync.WaitGroup
+
+	// The FSM side, used by the apply goroutine (and by reset while no node runs).
+	rp      replayer
+	floor   atomic.Int64 // the largest leader timestamp applied: the log's time floor
+	metaMu  sync.Mutex
+	leaders map[string]string // node id -> client address, from leader entries
+}
+
+type inflight struct {
+	f  interface{ Error() error }
+	hi uint64
+}
+
+// startRaft starts the node: the store is empty, and Raft restores the latest snapshot and
+// applies the committed log on top.
+func (s *Server) startRaft() error {
+	port := s.cfg.GetInt("raft-port")
+	ip := s.cfg.Get("raft-announce-ip")
+	dir := s.cfg.Get("raft-dir")
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.cfg.Get("dir"), dir)
+	}
+	id := s.cfg.Get("raft-node-id")
+	bind := net.JoinHostPort(ip, strconv.FormatInt(port, 10))
+	if id == "" {
+		id = bind
+	}
+	clientPort := s.cfg.GetInt("port")
+	if a, ok := s.Addr().(*net.TCPAddr); ok && a != nil && clientPort == 0 {
+		clientPort = int64(a.Port)
+	}
+	r := &replState{s: s, self: net.JoinHostPort(ip, strconv.FormatInt(clientPort, 10)), leaders: map[string]string{},
+		futures: make(chan inflight, maxInflight), sem: make(chan struct{}, maxInflight)}
+	r.cfg = replication.Config{
+		NodeID: id, Bind: bind, Dir: dir, Bootstrap: s.cfg.GetBool("raft-bootstrap"),
+		HeartbeatTimeout:  time.Duration(s.cfg.GetInt("raft-heartbeat-timeout")) * time.Millisecond,
+		ElectionTimeout:   time.Duration(s.cfg.GetInt("raft-election-timeout")) * time.Millisecond,
+		CommitTimeout:     time.Duration(s.cfg.GetInt("raft-commit-timeout")) * time.Millisecond,
+		SnapshotThreshold: uint64(s.cfg.GetInt("raft-snapshot-threshold")),
+		SnapshotInterval:  time.Duration(s.cfg.GetInt("raft-snapshot-interval")) * time.Millisecond,
+	}
+	if os.Getenv("HOTKV_RAFT_DEBUG") != "" {
+		r.cfg.LogOutput = os.Stderr
+	}
+	r.ackLeader = s.cfg.Get("replication-ack") == "leader"
+	r.propose = sync.NewCond(&r.mu)
+	r.waitCond = sync.NewCond(&r.waitMu)
+	r.rp = replayer{s: s}
+	r.rp.init()
+	s.repl = r
+	s.store.Journal = r
+	s.table.Gate = r.gate
+	node, err := replication.Start(r.cfg, r, r.onLeader)
+	if err != nil {
+		return fmt.Errorf("Can't start the Raft node: %w", err)
+	}
+	r.node = node
+	r.wg.Add(2)
+	go func() { defer r.wg.Done(); r.proposer() }()
+	go func() { defer r.wg.Done(); r.completer() }()
+	s.log.Info("Raft node started", "id", id, "raft_addr", bind, "client_addr", r.self, "dir", dir)
+	return nil
+}
+
+func (r *replState) getNode() *replication.Node {
+	r.nodeMu.RLock()
+	defer r.nodeMu.RUnlock()
+	return r.node
+}
+
+// ---- the write path ----
+
+// Append implements store.Journal on every node. Only the serving leader proposes: a
+// follower's effects come from its own replay of the log (or from expiry, which does not run
+// on followers) and are dropped.
+func (r *replState) Append(e store.Effect) {
+	r.mu.Lock()
+	if !r.serving {
+		r.mu.Unlock()
+		return
+	}
+	r.appended++
+	r.appendedA.Store(r.appended)
+	if e.Time == 0 {
+		e.Time = r.lastTime
+	} else {
+		r.lastTime = e.Time
+	}
+	r.pending.add(e)
+	if len(e.Args) == 1 {
+		switch {
+		case command.EqualFold(e.Args[0], "multi"):
+			r.openBlocks++
+		case command.EqualFold(e.Args[0], "exec") && r.openBlocks > 0:
+			r.openBlocks--
+		}
+	}
+	if r.openBlocks == 0 {
+		r.propose.Signal()
+	}
+	r.mu.Unlock()
+}
+
+// proposer turns pending effects into Raft entries, with no linger: a lone write goes out at
+// once; under load the batches grow while up to maxInflight earlier ones are committing.
+// A transaction block is never split across entries, so a follower's replay never stops
+// inside one at an entry boundary (its snapshot would lose the queued commands).
+func (r *replState) proposer() {
+	defer close(r.futures)
+	for {
+		r.mu.Lock()
+		for !r.closed && (!r.serving || len(r.pending.buf) == 0 || r.openBlocks > 0) {
+			r.propose.Wait()
+		}
+		if r.closed {
+			r.mu.Unlock()
+			return
+		}
+		r.pending.close()
+		fb := r.pending.take(r.spare)
+		hi, nonce, ts := r.appended, r.nonce, r.s.clock.HighWater()
+		r.mu.Unlock()
+		payload := make([]byte, batchHeader, batchHeader+len(fb.buf))
+		payload[0] = entryBatch
+		binary.LittleEndian.PutUint64(payload[1:], nonce)
+		binary.LittleEndian.PutUint64(payload[9:], hi)
+		binary.LittleEndian.PutUint64(payload[17:], uint64(ts))
+		payload = append(payload, fb.buf...)
+		r.mu.Lock()
+		r.spare = fb.buf[:0]
+		r.mu.Unlock()
+		r.sem <- struct{}{}
+		r.mu.Lock()
+		closed := r.closed
+		r.mu.Unlock()
+		if closed {
+			<-r.sem
+			return
+		}
+		node := r.getNode()
+		if node == nil {
+			<-r.sem
+			r.lose()
+			continue
+		}
+		r.futures <- inflight{f: node.Raft.Apply(payload, 0), hi: hi}
+	}
+}
+
+// completer waits for the proposed batches in order and acknowledges their effects.
+func (r *replState) completer() {
+	for b := range r.futures {
+		err := b.f.Error()
+		<-r.sem
+		if err != nil {
+			r.stepDown("a replicated batch failed: "+err.Error(), true)
+			r.lose()
+			continue
+		}
+		r.mu.Lock()
+		r.committed = max(r.committed, b.hi)
+		r.mu.Unlock()
+		r.waitMu.Lock()
+		if b.hi > r.durable.Load() {
+			r.durable.Store(b.hi)
+		}
+		r.waitCond.Broadcast()
+		r.waitMu.Unlock()
+	}
+}
+
+// lose settles every effect appended so far as lost and wakes the connections waiting.
+func (r *replState) lose() {
+	r.waitMu.Lock()
+	r.lossGen.Add(1)
+	r.durable.Store(max(r.durable.Load(), r.appendedA.Load()))
+	r.waitCond.Broadcast()
+	r.waitMu.Unlock()
+}
+
+// waitAck holds a connection's replies until every effect appended so far is committed. It
+// returns false when leadership was lost meanwhile: the writes of the connection's commands
+// since gen may or may not be in the log.
+func (r *replState) waitAck(gen uint64) bool {
+	if !r.servingA.Load() {
+		return r.lossGen.Load() == gen
+	}
+	target := r.appendedA.Load()
+	if r.durable.Load() >= target {
+		return r.lossGen.Load() == gen
+	}
+	r.waitMu.Lock()
+	defer r.waitMu.Unlock()
+	for {
+		d := r.durable.Load()
+		if r.lossGen.Load() != gen {
+			return false
+		}
+		if d >= target {
+			return true
+		}
+		r.waitCond.Wait()
+	}
+}
+
+// ---- leadership ----
+
+// onLeader follows leadership changes (from the node's watcher goroutine).
+func (r *replState) onLeader(leading bool) {
+	if !leading {
+		r.stepDown("lost Raft leadership", false)
+		return
+	}
+	r.mu.Lock()
+	r.epoch++
+	epoch := r.epoch
+	r.mu.Unlock()
+	go r.promote(epoch)
+}
+
+// stepDown stops serving. The writes not known to be committed fail (TRYAGAIN), and if any
+// effect may be missing from the log (or, with force, a batch failed while the node still
+// leads) the store no longer matches the log: the node is rebuilt.
+func (r *replState) stepDown(why string, force bool) {
+	r.mu.Lock()
+	r.epoch++
+	wasServing := r.serving
+	dirty := wasServing && (force || r.appended > r.committed)
+	r.serving = false
+	r.servingA.Store(false)
+	r.nonce = 0
+	r.nonceA.Store(0)
+	r.pending = frameBuf{}
+	r.openBlocks = 0
+	r.mu.Unlock()
+	if wasServing {
+		r.s.log.Warn("Stopped serving as Raft leader", "reason", why)
+		r.lose()
+	}
+	if dirty {
+		go r.reset()
+	}
+}
+
+// promote makes a new leader serve: first its own leader entry is committed, which means
+// every entry of earlier terms is applied (the time floor included), then commands run.
+func (r *replState) promote(epoch uint64) {
+	node := r.getNode()
+	for i := 0; node == nil && i < 500; i++ {
+		// Leadership can be won before Start (or reset) has stored the node.
+		time.Sleep(10 * time.Millisecond)
+		node = r.getNode()
+	}
+	if node == nil {
+		return
+	}
+	r.mu.Lock()
+	self := r.self
+	r.mu.Unlock()
+	payload := append([]byte{entryLeader}, self...)
+	payload = append(append(payload, 0), node.ID()...)
+	if err := node.Raft.Apply(payload, 10*time.Second).Error(); err != nil {
+		r.s.log.Warn("New leader could not commit its leader entry", "err", err)
+		return
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	nonce := binary.LittleEndian.Uint64(b[:]) | 1
+	r.s.clock.SetFloor(r.floor.Load() + 1)
+	r.mu.Lock()
+	if r.epoch == epoch && !r.closed {
+		r.nonce = nonce
+		r.nonceA.Store(nonce)
+		r.serving = true
+		r.servingA.Store(true)
+		r.committed = r.appended
+		r.s.log.Info("Raft leader serving", "id", node.ID(), "time_floor_ms", r.floor.Load())
+	}
+	r.mu.Unlock()
+}
+
+// reset rebuilds the node after it lost leadership with effects of unknown fate in its store:
+// the node stops, the store is emptied, and a new Raft instance restores the latest snapshot
+// and applies the committed log, with the group's truncation of the uncommitted tail.
+func (r *replState) reset() {
+	if !r.resetting.CompareAndSwap(false, true) {
+		return
+	}
+	defer r.resetting.Store(false)
+	r.nodeMu.Lock()
+	old := r.node
+	r.node = nil
+	r.nodeMu.Unlock()
+	if old == nil {
+		return
+	}
+	_ = old.Close()
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return
+	}
+	r.flushStore()
+	cfg := r.cfg
+	cfg.Bootstrap = false
+	var node *replication.Node
+	var err error
+	for range 50 {
+		if node, err = replication.Start(cfg, r, r.onLeader); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // the old transport's port may linger a moment
+	}
+	if err != nil {
+		r.s.log.Error("Can't restart the Raft node after losing leadership", "err", err)
+		return
+	}
+	r.nodeMu.Lock()
+	r.node = node
+	r.nodeMu.Unlock()
+	r.s.log.Warn("Rebuilt the dataset from the Raft log after losing leadership")
+}
+
+// flushStore empties the keyspace, the named limiters and the function libraries.
+func (r *replState) flushStore() {
+	r.rp.exec("raft", &persist.Batch{}, [][]byte{[]byte("FLUSHALL"), []byte("SYNC")})
+	r.rp.exec("raft", &persist.Batch{}, [][]byte{[]byte("FUNCTION"), []byte("FLUSH"), []byte("SYNC")})
+	if in, _ := r.rp.client.InMulti(); in {
+		r.rp.exec("raft", &persist.Batch{}, [][]byte{[]byte("DISCARD")})
+	}
+}
+
+// gate is the command table's Gate: only the serving leader runs keyspace commands.
+func (r *replState) gate(c *command.Ctx, cmd *command.Command) string {
+	if c.Client == &r.rp.client {
+		return ""
+	}
+	if r.servingA.Load() {
+		c.Client.Gated = true
+		return ""
+	}
+	addr := r.leaderClientAddr()
+	if addr == "" {
+		return "CLUSTERDOWN No leader for this shard"
+	}
+	return "MOVED " + strconv.Itoa(commandSlot(c, cmd)) + " " + addr
+}
+
+// commandSlot is the slot of the command's first key (0 for a command without keys).
+func commandSlot(c *command.Ctx, cmd *command.Command) int {
+	if cmd.FirstKey > 0 && cmd.FirstKey < len(c.Args) {
+		return replication.KeySlot(c.Args[cmd.FirstKey])
+	}
+	// EVAL-like: script numkeys key ... (other commands with movable keys go to slot 0: one
+	// shard serves every slot in stage 1, so only the leader's address matters).
+	switch cmd.Name {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+	default:
+		return 0
+	}
+	if len(c.Args) > 3 {
+		if n, err := strconv.Atoi(string(c.Args[2])); err == nil && n > 0 {
+			return replication.KeySlot(c.Args[3])
+		}
+	}
+	return 0
+}
+
+// leaderClientAddr is the client address of the current leader, "" when there is none, it
+// is not known yet, or it is this node still catching up.
+func (r *replState) leaderClientAddr() string {
+	node := r.getNode()
+	if node == nil {
+		return ""
+	}
+	_, id := node.Leader()
+	if id == "" || id == node.ID() {
+		return ""
+	}
+	r.metaMu.Lock()
+	defer r.metaMu.Unlock()
+	return r.leaders[id]
+}
+
+// ---- the FSM ----
+
+// Apply implements replication.FSM.
+func (r *replState) Apply(index, term uint64, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	switch data[0] {
+	case entryLeader:
+		rest := data[1:]
+		i := bytes.IndexByte(rest, 0)
+		if i < 0 {
+			return
+		}
+		r.metaMu.Lock()
+		r.leaders[string(rest[i+1:])] = string(rest[:i])
+		r.metaMu.Unlock()
+	case entryBatch:
+		if len(data) < batchHeader {
+			r.s.log.Error("Malformed Raft entry", "index", index)
+			return
+		}
+		nonce := binary.LittleEndian.Uint64(data[1:])
+		ts := int64(binary.LittleEndian.Uint64(data[17:]))
+		if ts > r.floor.Load() {
+			r.floor.Store(ts)
+		}
+		r.s.clock.SetFloor(ts)
+		if n := r.nonceA.Load(); n != 0 && n == nonce {
+			return // this leader's store has these effects already
+		}
+		batches, err := persist.DecodeFrames(data[batchHeader:])
+		if err != nil {
+			r.s.log.Error("Corrupt Raft entry", "index", index, "err", err)
+			return
+		}
+		for _, b := range batches {
+			if err := r.rp.batch("raft", b); err != nil {
+				r.s.log.Error("Failed applying a Raft entry", "index", index, "err", err)
+			}
+		}
+	}
+}
+
+type snapMeta struct {
+	TimeFloorMs int64             `json:"time_floor_ms"`
+	Leaders     map[string]string `json:"leaders"`
+}
+
+// Snapshot implements replication.FSM. A follower's store is exactly the applied state (it
+// runs no keyspace command of its own), so it is encoded as it is. The leader's store also
+// holds effects not committed yet, so the leader does not snapshot: its log is compacted once
+// another node leads (stage 1; see docs/replication.md).
+func (r *replState) Snapshot() ([]byte, error) {
+	if r.servingA.Load() {
+		return nil, errors.New("the serving leader does not snapshot its speculative state")
+	}
+	var buf bytes.Buffer
+	buf.WriteString(snapMagic)
+	r.metaMu.Lock()
+	meta, _ := json.Marshal(snapMeta{TimeFloorMs: r.floor.Load(), Leaders: r.leaders})
+	r.metaMu.Unlock()
+	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(meta))))
+	buf.Write(meta)
+	floor := r.floor.Load()
+	_, err := persist.Write(&buf, r.s.store, persist.SaveOptions{Now: floor, TimeFloor: func() int64 { return floor },
+		Version: Version, Functions: r.s.table.Scripting().Libraries()})
+	if err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Restore implements replication.FSM.
+func (r *replState) Restore(rd io.Reader) error {
+	head := make([]byte, len(snapMagic)+4)
+	if _, err := io.ReadFull(rd, head); err != nil {
+		return err
+	}
+	if string(head[:len(snapMagic)]) != snapMagic {
+		return fmt.Errorf("not a HotKV Raft snapshot (magic %q)", head[:len(snapMagic)])
+	}
+	meta := make([]byte, binary.LittleEndian.Uint32(head[len(snapMagic):]))
+	if _, err := io.ReadFull(rd, meta); err != nil {
+		return err
+	}
+	var m snapMeta
+	if err := json.Unmarshal(meta, &m); err != nil {
+		return fmt.Errorf("Raft snapshot metadata: %w", err)
+	}
+	r.flushStore()
+	if _, err := persist.Load(rd, "raft snapshot", r.s.store, persist.LoadOptions{SetFloor: r.s.clock.SetFloor,
+		Now: func() int64 { return 0 }, Function: r.s.loadFunction}); err != nil {
+		return err
+	}
+	if m.TimeFloorMs > r.floor.Load() {
+		r.floor.Store(m.TimeFloorMs)
+	}
+	r.metaMu.Lock()
+	for id, a := range m.Leaders {
+		r.leaders[id] = a
+	}
+	r.metaMu.Unlock()
+	return nil
+}
+
+// close stops the node without a snapshot and fails the connections still waiting.
+func (r *replState) close() {
+	// Proposals in flight get a moment to commit: with replication-ack leader their writes
+	// were acknowledged already.
+	for deadline := time.Now().Add(2 * time.Second); r.servingA.Load() && r.durable.Load() < r.appendedA.Load() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	r.mu.Lock()
+	r.closed = true
+	r.serving = false
+	r.servingA.Store(false)
+	r.propose.Broadcast()
+	r.mu.Unlock()
+	for r.resetting.Load() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if node := r.getNode(); node != nil {
+		_ = node.Close()
+	}
+	r.wg.Wait()
+	r.lose()
+}
+
+// ---- status ----
+
+// RaftStatus implements command.RaftAdmin: the fields of RAFT STATUS and INFO replication.
+func (r *replState) status() [][2]string {
+	node := r.getNode()
+	out := [][2]string{{"node_id", r.cfg.NodeID}, {"raft_addr", r.cfg.Bind}}
+	if node == nil {
+		return append(out, [2]string{"state", "rebuilding"})
+	}
+	st := node.Raft.Stats()
+	role := "follower"
+	if r.servingA.Load() {
+		role = "leader"
+	} else if st["state"] == "Leader" {
+		role = "promoting" // elected, applying the log of earlier terms before it serves
+	} else if st["state"] == "Candidate" {
+		role = "candidate"
+	}
+	laddr, lid := node.Leader()
+	out = append(out,
+		[2]string{"role", role},
+		[2]string{"leader_id", lid},
+		[2]string{"leader_raft_addr", laddr},
+		[2]string{"leader_client_addr", r.leaderAddrAny(lid)},
+		[2]string{"term", st["term"]},
+		[2]string{"last_log_index", st["last_log_index"]},
+		[2]string{"commit_index", st["commit_index"]},
+		[2]string{"applied_index", strconv.FormatUint(node.Raft.AppliedIndex(), 10)},
+		[2]string{"time_floor_ms", strconv.FormatInt(r.floor.Load(), 10)},
+		// How long ago a follower last heard from the leader ("never", "0" on the leader).
+		[2]string{"last_contact", st["last_contact"]},
+		[2]string{"replication_ack", map[bool]string{false: "quorum", true: "leader"}[r.ackLeader]},
+	)
+	var members []string
+	for _, m := range node.Members() {
+		kind := "voter"
+		if !m.Voter {
+			kind = "nonvoter"
+		}
+		members = append(members, m.ID+"="+m.Addr+"/"+kind)
+	}
+	return append(out, [2]string{"members", strings.Join(members, ",")})
+}
+
+func (r *replState) leaderAddrAny(id string) string {
+	if r.servingA.Load() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.self
+	}
+	r.metaMu.Lock()
+	defer r.metaMu.Unlock()
+	return r.leaders[id]
+}
+
+// holdForCommit is conn.flush's wait in replicated mode: the replies go out once the writes
+// before them are committed; if leadership was lost first, every reply of the batch becomes
+// TRYAGAIN (the client retries; a write may then count twice, never zero times once
+// acknowledged).
+func (c *conn) holdForCommit(r *replState) {
+	if !r.ackLeader && !r.waitAck(c.replGen) && c.Gated {
+		c.w.Reset()
+		for range max(c.replCmds, 1) {
+			c.w.Error("TRYAGAIN decision outcome unknown")
+		}
+	}
+	c.replGen = r.lossGen.Load()
+	c.replCmds = 0
+	c.Gated = false
+}
+
+// info writes INFO replication in replicated mode, with Redis's role names.
+func (r *replState) info(b *strings.Builder) {
+	st := map[string]string{}
+	for _, kv := range r.status() {
+		st[kv[0]] = kv[1]
+	}
+	if st["role"] == "leader" {
+		b.WriteString("role:master\r\n")
+		var n int
+		if node := r.getNode(); node != nil {
+			for _, m := range node.Members() {
+				if m.ID == node.ID() {
+					continue
+				}
+				fmt.Fprintf(b, "slave%d:id=%s,raft_addr=%s,voter=%v\r\n", n, m.ID, m.Addr, m.Voter)
+				n++
+			}
+		}
+		fmt.Fprintf(b, "connected_slaves:%d\r\n", n)
+	} else {
+		b.WriteString("role:slave\r\n")
+		host, port, _ := net.SplitHostPort(st["leader_client_addr"])
+		fmt.Fprintf(b, "master_host:%s\r\nmaster_port:%s\r\n", host, port)
+		link := "down"
+		if st["leader_id"] != "" {
+			link = "up"
+		}
+		fmt.Fprintf(b, "master_link_status:%s\r\n", link)
+	}
+	fmt.Fprintf(b, "master_replid:%s\r\nmaster_repl_offset:%s\r\n", r.s.runID, st["applied_index"])
+	for _, k := range []string{"node_id", "raft_addr", "role", "leader_id", "leader_client_addr", "term",
+		"last_log_index", "commit_index", "applied_index", "time_floor_ms", "last_contact", "replication_ack", "members"} {
+		fmt.Fprintf(b, "raft_%s:%s\r\n", strings.TrimPrefix(k, "raft_"), st[k])
+	}
+}
+
+// errStandalone answers RAFT subcommands when raft-port is 0.
+var errStandalone = errors.New("ERR this node is not in replicated mode (raft-port is 0)")
+
+// RaftStatus implements command.RaftAdmin.
+func (s *Server) RaftStatus() ([][2]string, error) {
+	if s.repl == nil {
+		return nil, errStandalone
+	}
+	return s.repl.status(), nil
+}
+
+// RaftBootstrap implements command.RaftAdmin.
+func (s *Server) RaftBootstrap() error {
+	return s.raftDo(func(n *replication.Node) error { return n.Bootstrap() })
+}
+
+// RaftAdd implements command.RaftAdmin.
+func (s *Server) RaftAdd(id, addr string) error {
+	return s.raftDo(func(n *replication.Node) error { return n.AddVoter(id, addr) })
+}
+
+// RaftRemove implements command.RaftAdmin.
+func (s *Server) RaftRemove(id string) error {
+	return s.raftDo(func(n *replication.Node) error { return n.Remove(id) })
+}
+
+// RaftTransfer implements command.RaftAdmin.
+func (s *Server) RaftTransfer(id string) error {
+	return s.raftDo(func(n *replication.Node) error { return n.Transfer(id) })
+}
+
+func (s *Server) raftDo(f func(*replication.Node) error) error {
+	if s.repl == nil {
+		return errStandalone
+	}
+	n := s.repl.getNode()
+	if n == nil {
+		return errors.New("TRYAGAIN the Raft node is rebuilding")
+	}
+	if err := f(n); err != nil {
+		return fmt.Errorf("ERR %s", err.Error())
+	}
+	return nil
+}

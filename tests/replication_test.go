@@ -1,0 +1,535 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hotkv/hotkv/internal/testutil"
+)
+
+// raftNode is one in-process member of a test group.
+type raftNode struct {
+	id, dir  string
+	raftPort int
+	extra    []string
+	srv      *testutil.Server
+	c        *redis.Client
+}
+
+// start launches (or relaunches) the node. Timeouts are short for fast tests but leave room
+// for a loaded 2-core machine.
+func (n *raftNode) start(t *testing.T, bootstrap bool) {
+	t.Helper()
+	args := []string{"--raft-port", strconv.Itoa(n.raftPort), "--raft-node-id", n.id,
+		"--raft-heartbeat-timeout", "300", "--raft-election-timeout", "300", "--raft-snapshot-threshold", "64", "--raft-snapshot-interval", "100"}
+	if bootstrap {
+		args = append(args, "--raft-bootstrap", "yes")
+	}
+	args = append(args, n.extra...)
+	var err error
+	for range 20 { // the previous instance's Raft port may linger a moment
+		if n.srv, err = testutil.Launch(t, testutil.Options{Dir: n.dir, Args: args}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("start %s: %v", n.id, err)
+	}
+	n.c = redis.NewClient(&redis.Options{Addr: n.srv.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		ReadTimeout: 20 * time.Second})
+	t.Cleanup(func() { _ = n.c.Close() })
+}
+
+func (n *raftNode) stop() {
+	_ = n.c.Close()
+	_ = n.srv.Close()
+}
+
+func (n *raftNode) status(t *testing.T) map[string]string {
+	t.Helper()
+	v, err := n.c.Do(context.Background(), "RAFT", "STATUS").Slice()
+	if err != nil {
+		t.Fatalf("RAFT STATUS on %s: %v", n.id, err)
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(v); i += 2 {
+		m[fmt.Sprint(v[i])] = fmt.Sprint(v[i+1])
+	}
+	return m
+}
+
+func waitUntil(t *testing.T, what string, d time.Duration, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// newGroup starts n nodes, bootstraps the first and adds the others.
+func newGroup(t *testing.T, n int) []*raftNode {
+	t.Helper()
+	nodes := make([]*raftNode, n)
+	for i := range nodes {
+		nodes[i] = &raftNode{id: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), raftPort: freePort(t)}
+		nodes[i].start(t, i == 0)
+	}
+	waitLeader(t, nodes[:1])
+	for _, nd := range nodes[1:] {
+		if err := nodes[0].c.Do(context.Background(), "RAFT", "ADD", nd.id, "127.0.0.1:"+strconv.Itoa(nd.raftPort)).Err(); err != nil {
+			t.Fatalf("RAFT ADD %s: %v", nd.id, err)
+		}
+	}
+	waitLeader(t, nodes)
+	return nodes
+}
+
+// waitLeader waits until one of nodes serves as leader and every other one knows it, and
+// returns it.
+func waitLeader(t *testing.T, nodes []*raftNode) *raftNode {
+	t.Helper()
+	var leader *raftNode
+	waitUntil(t, "a serving leader known to every node", 20*time.Second, func() bool {
+		leader = nil
+		for _, n := range nodes {
+			if n.status(t)["role"] == "leader" {
+				leader = n
+			}
+		}
+		if leader == nil {
+			return false
+		}
+		addr := leader.srv.Addr
+		for _, n := range nodes {
+			if n != leader && n.status(t)["leader_client_addr"] != addr {
+				return false
+			}
+		}
+		return true
+	})
+	return leader
+}
+
+// waitApplied waits until every node has applied what the leader has committed.
+func waitApplied(t *testing.T, leader *raftNode, nodes []*raftNode) {
+	t.Helper()
+	target, _ := strconv.ParseUint(leader.status(t)["commit_index"], 10, 64)
+	waitUntil(t, "followers to apply the leader's log", 20*time.Second, func() bool {
+		for _, n := range nodes {
+			got, _ := strconv.ParseUint(n.status(t)["applied_index"], 10, 64)
+			if got < target {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestReplicationSingleNode(t *testing.T) {
+	for _, ack := range []string{"quorum", "leader"} {
+		t.Run(ack, func(t *testing.T) { testSingleNode(t, ack) })
+	}
+}
+
+func testSingleNode(t *testing.T, ack string) {
+	n := &raftNode{id: "solo", dir: t.TempDir(), raftPort: freePort(t), extra: []string{"--replication-ack", ack}}
+	n.start(t, true)
+	waitLeader(t, []*raftNode{n})
+	ctx := context.Background()
+	if err := n.c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := n.c.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("GET = %q, %v", v, err)
+	}
+	info, err := n.c.Info(ctx, "replication").Result()
+	if err != nil || !strings.Contains(info, "role:master") || !strings.Contains(info, "raft_replication_ack:"+ack) {
+		t.Fatalf("INFO replication = %q, %v", info, err)
+	}
+	// A restart rebuilds the data from the Raft log.
+	n.stop()
+	n.start(t, false)
+	waitLeader(t, []*raftNode{n})
+	if v, err := n.c.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("GET after restart = %q, %v", v, err)
+	}
+}
+
+// dumpAll returns DUMP and PTTL of every key, from the node that leads.
+func dumpAll(t *testing.T, n *raftNode) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := n.c.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		d, err := n.c.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatalf("DUMP %s on %s: %v", k, n.id, err)
+		}
+		exp, _ := n.c.Do(ctx, "PEXPIRETIME", k).Int64()
+		out[k] = d + "|" + strconv.FormatInt(exp, 10)
+	}
+	// The named limiter, with its per-key state and totals.
+	if v, err := n.c.Do(ctx, "RATELIMIT.PEEK", "api", "user1").Result(); err == nil {
+		out["limiter api/user1"] = fmt.Sprint(v)
+	}
+	return out
+}
+
+func TestReplicationThreeNodes(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	c := leader.c
+	must := func(err error) {
+		t.Helper()
+		if err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+	}
+	must(c.Set(ctx, "s", "v", time.Hour).Err())
+	must(c.HSet(ctx, "h", "a", "1", "b", "2").Err())
+	must(c.ZAdd(ctx, "z", redis.Z{Score: 1.5, Member: "m"}, redis.Z{Score: 2, Member: "n"}).Err())
+	must(c.XAdd(ctx, &redis.XAddArgs{Stream: "x", ID: "1-1", Values: []string{"f", "v"}}).Err())
+	must(c.RPush(ctx, "l", "a", "b", "c").Err())
+	must(c.SAdd(ctx, "set", "a", "b").Err())
+	must(c.Do(ctx, "GCRA.LIMIT", "g", "60000", "10").Err())
+	must(c.Do(ctx, "RATELIMIT.CREATE", "api", "5", "1000").Err())
+	must(c.Do(ctx, "RATELIMIT.CHECK", "api", "user1").Err())
+	tx := c.TxPipeline()
+	tx.Incr(ctx, "ctr")
+	tx.Incr(ctx, "ctr")
+	tx.Expire(ctx, "ctr", time.Hour)
+	_, err := tx.Exec(ctx)
+	must(err)
+	must(c.Eval(ctx, "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCRBY', KEYS[2], 5)", []string{"e1", "e2"}, "x").Err())
+
+	waitApplied(t, leader, nodes)
+
+	// A follower redirects writes (and keyspace reads) to the leader.
+	var follower *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+			break
+		}
+	}
+	err = follower.c.Set(ctx, "foo", "bar", 0).Err()
+	if err == nil || err.Error() != "MOVED 12182 "+leader.srv.Addr {
+		t.Fatalf("SET on a follower: %v, want MOVED 12182 %s", err, leader.srv.Addr)
+	}
+	info, _ := follower.c.Info(ctx, "replication").Result()
+	if !strings.Contains(info, "role:slave") {
+		t.Fatalf("follower INFO replication: %q", info)
+	}
+
+	// Every node, made leader in turn (RAFT TRANSFER), has the same data, byte for byte.
+	want := dumpAll(t, leader)
+	if len(want) != 11 { // 10 keys and the limiter
+		t.Fatalf("leader has %d keys: %v", len(want), want)
+	}
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		if err := leader.c.Do(ctx, "RAFT", "TRANSFER", n.id).Err(); err != nil {
+			t.Fatalf("RAFT TRANSFER %s: %v", n.id, err)
+		}
+		leader = waitLeader(t, nodes)
+		if leader != n {
+			t.Fatalf("leadership went to %s, not %s", leader.id, n.id)
+		}
+		got := dumpAll(t, n)
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("node %s key %s: %q, leader had %q", n.id, k, got[k], v)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("node %s has %d keys, want %d", n.id, len(got), len(want))
+		}
+	}
+
+	// A restart of every node keeps the data.
+	for _, n := range nodes {
+		n.stop()
+	}
+	for _, n := range nodes {
+		n.start(t, false)
+	}
+	leader = waitLeader(t, nodes)
+	got := dumpAll(t, leader)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("after a restart, key %s: %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestReplicationFailoverNoOverAdmit hammers one GCRA key from several clients while the
+// leader is killed (closed without saving): the admissions acknowledged by both leaders never
+// exceed the burst.
+func TestReplicationFailoverNoOverAdmit(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	const burst = 150
+	var allowed atomic.Int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var cur atomic.Pointer[raftNode]
+	cur.Store(leader)
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				n := cur.Load()
+				v, err := n.c.Do(context.Background(), "GCRA.LIMIT", "rl:{t}:hot", "3600000", strconv.Itoa(burst)).Slice()
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				if v[0].(int64) == 0 {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	waitUntil(t, "some admissions", 20*time.Second, func() bool { return allowed.Load() >= burst/3 })
+	leader.stop()
+	var rest []*raftNode
+	for _, n := range nodes {
+		if n != leader {
+			rest = append(rest, n)
+		}
+	}
+	nl := waitLeader(t, rest)
+	cur.Store(nl)
+	waitUntil(t, "the budget to be used up", 30*time.Second, func() bool { return allowed.Load() >= burst-10 })
+	time.Sleep(300 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	if got := allowed.Load(); got > burst {
+		t.Fatalf("%d admissions acknowledged, burst is %d", got, burst)
+	}
+	v, err := nl.c.Do(context.Background(), "GCRA.LIMIT", "rl:{t}:hot", "3600000", strconv.Itoa(burst)).Slice()
+	if err != nil || v[0].(int64) != 1 {
+		t.Fatalf("after the failover the key still admits: %v %v", v, err)
+	}
+}
+
+// TestReplicationLostQuorum: a leader cut off from its followers cannot acknowledge a write.
+// The client gets TRYAGAIN (never OK), the node rebuilds itself from the log, and once the
+// followers are back the group serves again and every node agrees on the write's fate.
+func TestReplicationLostQuorum(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	if err := leader.c.Set(ctx, "before", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, leader, nodes)
+	var followers []*raftNode
+	for _, n := range nodes {
+		if n != leader {
+			followers = append(followers, n)
+			n.stop()
+		}
+	}
+	err := leader.c.Set(ctx, "orphan", "1", 0).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN ") {
+		t.Fatalf("SET without a quorum: %v, want TRYAGAIN", err)
+	}
+	// No leader can be elected now: keyspace commands say so; others still run.
+	if err := leader.c.Get(ctx, "before").Err(); err == nil || err.Error() != "CLUSTERDOWN No leader for this shard" {
+		t.Fatalf("GET with no leader: %v, want CLUSTERDOWN No leader for this shard", err)
+	}
+	if err := leader.c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING with no leader: %v", err)
+	}
+	for _, n := range followers {
+		n.start(t, false)
+	}
+	leader = waitLeader(t, nodes)
+	if err := leader.c.Set(ctx, "after", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, leader, nodes)
+	want := dumpAll(t, leader)
+	if want["before"] == "" || want["after"] == "" {
+		t.Fatalf("acknowledged writes missing: %v", want)
+	}
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		if err := leader.c.Do(ctx, "RAFT", "TRANSFER", n.id).Err(); err != nil {
+			t.Fatalf("RAFT TRANSFER %s: %v", n.id, err)
+		}
+		leader = waitLeader(t, nodes)
+		got := dumpAll(t, leader)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("node %s has %v, want %v", n.id, got, want)
+		}
+	}
+}
+
+// TestReplicationSnapshotRestart: a follower that compacted its log into a snapshot restarts
+// from it (and the entries after it) with the same data.
+func TestReplicationSnapshotRestart(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	for i := range 300 { // one entry each: several snapshots at threshold 64
+		if err := leader.c.RPush(ctx, "list", i).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := leader.c.Do(ctx, "GCRA.LIMIT", "g"+strconv.Itoa(i%7), "60000", "100").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitApplied(t, leader, nodes)
+	want := dumpAll(t, leader)
+	var f *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			f = n
+			break
+		}
+	}
+	waitUntil(t, "a follower snapshot", 20*time.Second, func() bool {
+		snaps, _ := filepath.Glob(filepath.Join(f.dir, "raft", "snapshots", "*", "state.bin"))
+		return len(snaps) > 0
+	})
+	f.stop()
+	f.start(t, false)
+	waitLeader(t, nodes)
+	waitApplied(t, leader, nodes)
+	if err := leader.c.Do(ctx, "RAFT", "TRANSFER", f.id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if l := waitLeader(t, nodes); l != f {
+		t.Fatalf("leadership went to %s", l.id)
+	}
+	got := dumpAll(t, f)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("restarted follower has %v, want %v", got, want)
+	}
+}
+
+// TestReplicationStandalone: with raft-port 0 (the default) nothing changes, and RAFT says so.
+func TestReplicationStandalone(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	ctx := context.Background()
+	err := c.Do(ctx, "RAFT", "STATUS").Err()
+	if err == nil || err.Error() != "ERR this node is not in replicated mode (raft-port is 0)" {
+		t.Fatalf("RAFT STATUS standalone: %v", err)
+	}
+	info, _ := c.Info(ctx, "replication").Result()
+	if !strings.Contains(info, "role:master\r\nconnected_slaves:0\r\n") || strings.Contains(info, "raft_") {
+		t.Fatalf("standalone INFO replication: %q", info)
+	}
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplicationEveryWrite runs the randomized workload of every write command
+// (effects_all_test.go) on a group's leader and checks that each node, made leader in turn,
+// reports the same dataset and limiters.
+func TestReplicationEveryWrite(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	t0 := testutil.T0
+	for _, n := range nodes {
+		require.NoError(t, n.c.Do(ctx, "DEBUG", "CLOCK", "SET", t0).Err())
+	}
+	ca := leader.c.Conn()
+	t.Cleanup(func() { _ = ca.Close() })
+	require.NoError(t, ca.Do(ctx, "FUNCTION", "LOAD", "#!lua name=wl\n"+
+		"redis.register_function('bump', function(k) return redis.call('hincrby', k[1], 'n', 1) end)\n"+
+		"redis.register_function('stamp', function(k) redis.call('set', k[1], 'v', 'px', 2500) return redis.call('pttl', k[1]) end)").Err())
+	w := &workload{rng: rand.New(rand.NewPCG(7, 42)), now: t0,
+		keys: []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "g0"}}
+	for range 1500 {
+		if w.rng.IntN(25) == 0 {
+			require.Equal(t, "OK", doOK(t, ca, "MULTI"))
+			for j := w.n(2, 5); j > 0; j-- {
+				doOK(t, ca, w.command(true)...)
+			}
+			if w.rng.IntN(6) == 0 {
+				doOK(t, ca, "DISCARD")
+			} else {
+				doOK(t, ca, "EXEC")
+			}
+			continue
+		}
+		cmd := w.command(false)
+		v := doOK(t, ca, cmd...)
+		if id, ok := v.(string); ok && cmd[0] == "XADD" {
+			w.xids = append(w.xids, id)
+		}
+		if cmd[0] == "DEBUG" {
+			w.now += int64(cmd[3].(int))
+		}
+	}
+	doOK(t, ca, "SELECT", 0)
+	waitApplied(t, leader, nodes)
+	// Every node's clock at the leader's time, so that no node expires anything the others
+	// keep while it leads.
+	for _, n := range nodes {
+		require.NoError(t, n.c.Do(ctx, "DEBUG", "CLOCK", "SET", w.now).Err())
+	}
+	state := func(n *raftNode) (map[int][]string, map[string]map[string]any) {
+		c := n.c.Conn()
+		defer c.Close()
+		keys := map[int][]string{}
+		for db := 0; db < 16; db++ {
+			k, _ := dbState(t, c, db)
+			keys[db] = k
+		}
+		return keys, limiterState(t, c)
+	}
+	wantKeys, wantLim := state(leader)
+	total := 0
+	for _, k := range wantKeys {
+		total += len(k)
+	}
+	require.Positive(t, total)
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		require.NoError(t, leader.c.Do(ctx, "RAFT", "TRANSFER", n.id).Err())
+		leader = waitLeader(t, nodes)
+		require.Equal(t, n, leader)
+		keys, lim := state(n)
+		require.Equal(t, wantKeys, keys, "node %s", n.id)
+		require.Equal(t, len(wantLim), len(lim))
+		for name, sa := range wantLim {
+			for _, f := range []string{"algo", "limit", "window_ms", "total_allowed", "refill_per_sec", "drain_per_sec"} {
+				require.Equal(t, sa[f], lim[name][f], "node %s limiter %s %s", n.id, name, f)
+			}
+		}
+	}
+	t.Logf("%d keys identical on every node", total)
+}
