@@ -679,21 +679,18 @@ func TestAllWritesJournalReplayableEffects(t *testing.T) {
 	}
 }
 
-func replayWorkload(t *testing.T, seed uint64, ops int) {
-	t0 := testutil.T0
-	a := testutil.StartServer(t)
-	log := &effectLog{}
-	a.StoreForTest().Journal = log
-	ca := a.Client(t, 2).Conn()
-	t.Cleanup(func() { _ = ca.Close() })
-	require.NoError(t, ca.Do(ctx, "DEBUG", "CLOCK", "SET", t0).Err())
+// runWorkload loads the workload's functions through ca and sends ops random write commands
+// (seeded; one in 25 a MULTI of 2 to 5, sometimes discarded), keeping the workload's own clock
+// in step with the DEBUG CLOCK moves it makes. It ends with database 0 selected.
+func runWorkload(t *testing.T, ca *redis.Conn, seed uint64, ops int) *workload {
+	t.Helper()
 	require.NoError(t, ca.Do(ctx, "FUNCTION", "LOAD", "#!lua name=wl\n"+
 		"redis.register_function('bump', function(k) return redis.call('hincrby', k[1], 'n', 1) end)\n"+
 		"redis.register_function('stamp', function(k) redis.call('set', k[1], 'v', 'px', 2500) return redis.call('pttl', k[1]) end)").Err())
 
-	w := &workload{rng: rand.New(rand.NewPCG(seed, 42)), now: t0,
+	w := &workload{rng: rand.New(rand.NewPCG(seed, 42)), now: testutil.T0,
 		keys: []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "g0"}}
-	for i := 0; i < ops; i++ {
+	for range ops {
 		if w.rng.IntN(25) == 0 {
 			// A transaction of 2 to 5 commands, sometimes discarded.
 			require.Equal(t, "OK", doOK(t, ca, "MULTI"))
@@ -716,6 +713,19 @@ func replayWorkload(t *testing.T, seed uint64, ops int) {
 			w.now += int64(cmd[3].(int))
 		}
 	}
+	doOK(t, ca, "SELECT", 0)
+	return w
+}
+
+func replayWorkload(t *testing.T, seed uint64, ops int) {
+	t0 := testutil.T0
+	a := testutil.StartServer(t)
+	log := &effectLog{}
+	a.StoreForTest().Journal = log
+	ca := a.Client(t, 2).Conn()
+	t.Cleanup(func() { _ = ca.Close() })
+	require.NoError(t, ca.Do(ctx, "DEBUG", "CLOCK", "SET", t0).Err())
+	w := runWorkload(t, ca, seed, ops)
 	// Reclaim everything expired at A's final time, actively and then lazily (the active
 	// cycle leaves keys of the current second), so that every expiry has been journaled.
 	doOK(t, ca, "DEBUG", "EXPIRE-NOW")

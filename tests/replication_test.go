@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -465,34 +464,7 @@ func TestReplicationEveryWrite(t *testing.T) {
 	}
 	ca := leader.c.Conn()
 	t.Cleanup(func() { _ = ca.Close() })
-	require.NoError(t, ca.Do(ctx, "FUNCTION", "LOAD", "#!lua name=wl\n"+
-		"redis.register_function('bump', function(k) return redis.call('hincrby', k[1], 'n', 1) end)\n"+
-		"redis.register_function('stamp', function(k) redis.call('set', k[1], 'v', 'px', 2500) return redis.call('pttl', k[1]) end)").Err())
-	w := &workload{rng: rand.New(rand.NewPCG(7, 42)), now: t0,
-		keys: []string{"k0", "k1", "k2", "k3", "k4", "k5", "k6", "g0"}}
-	for range 1500 {
-		if w.rng.IntN(25) == 0 {
-			require.Equal(t, "OK", doOK(t, ca, "MULTI"))
-			for j := w.n(2, 5); j > 0; j-- {
-				doOK(t, ca, w.command(true)...)
-			}
-			if w.rng.IntN(6) == 0 {
-				doOK(t, ca, "DISCARD")
-			} else {
-				doOK(t, ca, "EXEC")
-			}
-			continue
-		}
-		cmd := w.command(false)
-		v := doOK(t, ca, cmd...)
-		if id, ok := v.(string); ok && cmd[0] == "XADD" {
-			w.xids = append(w.xids, id)
-		}
-		if cmd[0] == "DEBUG" {
-			w.now += int64(cmd[3].(int))
-		}
-	}
-	doOK(t, ca, "SELECT", 0)
+	w := runWorkload(t, ca, 7, 1500)
 	waitApplied(t, leader, nodes)
 	// Every node's clock at the leader's time, so that no node expires anything the others
 	// keep while it leads.
