@@ -340,6 +340,18 @@ func (s *Server) Start() error {
 		s.closeListeners()
 		return err
 	}
+	if s.cfg.GetInt("raft-port") != 0 {
+		// Before the first client is accepted: connections read the replication state (the
+		// journal, the gate) from their first command on.
+		if err := s.startRaft(); err != nil {
+			for _, ln := range lns { // the TLS listeners, not yet the server's
+				_ = ln.Close()
+			}
+			s.beginClose()
+			s.wg.Wait()
+			return err
+		}
+	}
 	s.tls.mu.Lock()
 	s.tls.ported = lns
 	for _, ln := range s.listeners {
@@ -351,13 +363,6 @@ func (s *Server) Start() error {
 		go s.acceptLoop(ln, true)
 	}
 	s.tls.mu.Unlock()
-	if s.cfg.GetInt("raft-port") != 0 {
-		if err := s.startRaft(); err != nil {
-			s.beginClose()
-			s.wg.Wait()
-			return err
-		}
-	}
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
