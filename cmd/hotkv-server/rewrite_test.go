@@ -338,3 +338,34 @@ func TestConfigRewriteMatchesRedis(t *testing.T) {
 		t.Errorf("appended lines differ:\nRedis: %q\nHotKV: %q", ra, ha)
 	}
 }
+
+// TestDebugConfigRewriteForceAll checks Redis's DEBUG CONFIG-REWRITE-FORCE-ALL: the file then
+// names every directive, defaults included, and a server started from it has the same
+// configuration.
+func TestDebugConfigRewriteForceAll(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "force.conf", "# mine\nmaxmemory-policy allkeys-lru\nhz 20\n")
+	p := startServer(t, dir, "force.conf", "--enable-debug-command", "yes", "--appendonly", "no")
+	r := p.raw(t)
+	if got := r.Do("DEBUG", "CONFIG-REWRITE-FORCE-ALL"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG CONFIG-REWRITE-FORCE-ALL: %q", got)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "force.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"# mine", "maxmemory-policy allkeys-lru", "hz 20", "databases 16", "timeout 0", "maxclients 10000"} {
+		if !strings.Contains(string(data), line+"\n") {
+			t.Errorf("the rewritten file lacks %q:\n%s", line, data)
+		}
+	}
+	r.SendCmd("SHUTDOWN", "NOSAVE") // no reply: the server exits
+	p.wait(10 * time.Second)
+	q := startServer(t, dir, "force.conf")
+	rq := q.raw(t)
+	for name, want := range map[string]string{"maxmemory-policy": "allkeys-lru", "hz": "20", "enable-debug-command": "yes", "appendonly": "no"} {
+		if got := rq.Do("CONFIG", "GET", name); !strings.Contains(got, "\r\n"+want+"\r\n") {
+			t.Errorf("after a restart from the rewritten file, CONFIG GET %s: %q", name, got)
+		}
+	}
+}

@@ -199,8 +199,9 @@ type Server interface {
 	// ConfigSet applies name/value pairs atomically; the error is the reply text.
 	ConfigSet(pairs [][2]string) error
 	// ConfigRewrite is CONFIG REWRITE: it writes the running configuration over the config
-	// file the server was started with; the error is the reply text.
-	ConfigRewrite() error
+	// file the server was started with; the error is the reply text. forceAll writes every
+	// directive, defaults included (DEBUG CONFIG-REWRITE-FORCE-ALL).
+	ConfigRewrite(forceAll bool) error
 	// ResetStats is CONFIG RESETSTAT; held is as for Info.
 	ResetStats(held bool)
 	// Clients lists connected clients.

@@ -61,6 +61,7 @@ func serverCommands() []*Command {
 				"- `DEBUG CLOCK RESET`: return to the wall clock (HotKV only).\n" +
 				"- `DEBUG EXPIRE-NOW`: delete every key whose expire time has passed at the server clock's time and reply how many (HotKV only).\n" +
 				"- `DEBUG ERROR message`: reply `message` as an error, for client tests.\n" +
+				"- `DEBUG CONFIG-REWRITE-FORCE-ALL`: CONFIG REWRITE writing every directive, defaults included.\n" +
 				"- `DEBUG OBJECT key`: Redis's one-line summary of the value (address, refcount, encoding, serialized length, LRU clock, idle seconds); Redis's quicklist statistics are left out.\n" +
 				"- `DEBUG SLEEP seconds`: wait before replying, holding every key meanwhile: commands on keys wait, as on Redis, while commands without keys (PING, INFO) still answer.\n" +
 				"- `DEBUG HELP`.\n\n" +
@@ -132,7 +133,7 @@ func configSubcommands() []*Command {
 	get.Doc = "Each parameter is a glob-style pattern matched against directive names and aliases. See [the configuration reference](../config.md)."
 	rewrite := sub("rewrite", 2, "", "2.8.0", "O(1)",
 		"Rewrite the configuration file with the in memory configuration", func(c *Ctx) {
-			if err := c.Srv.ConfigRewrite(); err != nil {
+			if err := c.Srv.ConfigRewrite(false); err != nil {
 				c.Error("ERR " + err.Error())
 				return
 			}
@@ -799,6 +800,9 @@ var debugHelp = helpHandler(
 	"    unit tests to simulate Redis errors.",
 	"EXPIRE-NOW",
 	"    Delete every key whose expire time has passed and return how many.",
+	"CONFIG-REWRITE-FORCE-ALL",
+	"    Like CONFIG REWRITE but writes all configuration options, including",
+	"    keywords not listed in original configuration file or default values.",
 	"OBJECT <key>",
 	"    Show low-level info about the `key` and associated value.",
 	"SLEEP <seconds>",
@@ -848,6 +852,14 @@ func debugCommand(c *Ctx) {
 		debugClock(c)
 	case c.ArgIs(1, "object") && n == 3:
 		debugObject(c)
+	case c.ArgIs(1, "config-rewrite-force-all") && n == 2:
+		// Redis's check that a file holding every directive reads back (its CONFIG REWRITE
+		// sanity test): CONFIG REWRITE writing defaults too.
+		if err := c.Srv.ConfigRewrite(true); err != nil {
+			c.Error("ERR CONFIG-REWRITE-FORCE-ALL failed: " + strings.TrimPrefix(err.Error(), "Rewriting config file: "))
+			return
+		}
+		c.W.OK()
 	default:
 		c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncate(string(c.Args[1]), 128) + "'. Try DEBUG HELP.")
 	}

@@ -606,10 +606,10 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 // ConfigRewrite implements CONFIG REWRITE. The users are written as `user` lines unless they
 // live in an aclfile, as in Redis; rewrites are serialized so two cannot interleave their
 // temporary files.
-func (s *Server) ConfigRewrite() error {
+func (s *Server) ConfigRewrite(forceAll bool) error {
 	s.rewriteMu.Lock()
 	defer s.rewriteMu.Unlock()
-	o := config.RewriteOptions{}
+	o := config.RewriteOptions{ForceAll: forceAll}
 	if s.cfg.Get("aclfile") == "" {
 		o.Users = s.acl.List
 	}
