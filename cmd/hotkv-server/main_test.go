@@ -5,7 +5,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,13 +17,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/server"
 	"github.com/hotkv/hotkv/internal/testutil"
+	"github.com/hotkv/hotkv/internal/testutil/procs"
 )
 
 // serverBin is the hotkv-server binary TestMain builds once for every test.
@@ -68,28 +67,10 @@ func raceEnabled() bool {
 	return false
 }
 
-// syncBuffer collects a process's output while it runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // proc is a running hotkv-server.
 type proc struct {
 	cmd  *exec.Cmd
-	out  syncBuffer // stdout and stderr together
+	out  procs.LogBuffer // stdout and stderr together
 	done chan struct{}
 	err  error // Wait's result, once done is closed
 	port int
@@ -149,12 +130,11 @@ func (p *proc) wait(d time.Duration) int {
 // freePort asks the kernel for a port that is free right now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := procs.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // startServer starts hotkv-server in dir with args followed by --port <free> --bind 127.0.0.1

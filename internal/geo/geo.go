@@ -216,41 +216,36 @@ func ScoreRange(h Hash) (lo, hi uint64) {
 	return lo, hi
 }
 
+// The interleaved bits of a hash: longitude in the odd positions, latitude in the even ones.
+const (
+	lonBits uint64 = 0xaaaaaaaaaaaaaaaa
+	latBits uint64 = 0x5555555555555555
+)
+
 // moveX moves a hash one box east (d > 0) or west (d < 0), wrapping around.
-func moveX(h Hash, d int) Hash {
-	if d == 0 || h.Step == 0 {
-		return h
-	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - 2*uint(min(h.Step, 32)))
-	if d > 0 {
-		x += zz + 1
-	} else {
-		x |= zz
-		x -= zz + 1
-	}
-	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - 2*uint(min(h.Step, 32)))
-	h.Bits = x | y
-	return h
-}
+func moveX(h Hash, d int) Hash { return move(h, d, lonBits) }
 
 // moveY moves a hash one box north (d > 0) or south (d < 0), wrapping around.
-func moveY(h Hash, d int) Hash {
+func moveY(h Hash, d int) Hash { return move(h, d, latBits) }
+
+// move adds d (its sign) to the coordinate whose bits mask selects, leaving the other's bits
+// alone: the other coordinate's positions are filled with ones (zz) so a carry runs through
+// them, then cleared again.
+func move(h Hash, d int, mask uint64) Hash {
 	if d == 0 || h.Step == 0 {
 		return h
 	}
-	x := h.Bits & 0xaaaaaaaaaaaaaaaa
-	y := h.Bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - 2*uint(min(h.Step, 32)))
+	shift := 64 - 2*uint(min(h.Step, 32))
+	v, other := h.Bits&mask, h.Bits&^mask
+	zz := ^mask >> shift
 	if d > 0 {
-		y += zz + 1
+		v += zz + 1
 	} else {
-		y |= zz
-		y -= zz + 1
+		v |= zz
+		v -= zz + 1
 	}
-	y &= uint64(0x5555555555555555) >> (64 - 2*uint(min(h.Step, 32)))
-	h.Bits = x | y
+	v &= mask >> shift
+	h.Bits = v | other
 	return h
 }
 

@@ -133,19 +133,20 @@ func FreePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// logBuffer collects a node's output across all its runs.
-type logBuffer struct {
+// LogBuffer collects a process's output, written by its pipes while tests read it; a node's
+// keeps every run's.
+type LogBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
+func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *logBuffer) String() string {
+func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
@@ -177,7 +178,7 @@ type Node struct {
 	Port int
 	Addr string
 	Dir  string
-	log  logBuffer
+	log  LogBuffer
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
