@@ -327,3 +327,31 @@ func TestSlidingWindowNeverExceedsLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingWindowLateStamp: connections read the command time once per batch, so a request
+// stamped 1 ms earlier can be decided after one stamped later. It joins the later entry: the
+// log stays strictly increasing (its journaled form rejects anything else, and a replica or a
+// restart would lose the state) and its units leave the window late, never early.
+func TestSlidingWindowLateStamp(t *testing.T) {
+	var w Window
+	for _, at := range []int64{1000, 1002, 1001, 1002, 999, 1005} {
+		w.Prune(at, 100)
+		if r := w.Check(at, 100, 10, 1, 1000, true); !r.Allowed {
+			t.Fatalf("at %d: denied", at)
+		}
+	}
+	want := []WindowEntry{{1000, 1}, {1002, 4}, {1005, 1}}
+	if len(w.Entries) != len(want) || w.Sum != 6 {
+		t.Fatalf("entries %v sum %d, want %v sum 6", w.Entries, w.Sum, want)
+	}
+	for i := range want {
+		if w.Entries[i] != want[i] {
+			t.Fatalf("entries %v, want %v", w.Entries, want)
+		}
+	}
+	// The late units leave with the entry they joined: at 1101 only the entry of 1000 is gone.
+	w.Prune(1101, 100)
+	if w.Sum != 5 {
+		t.Fatalf("sum after 1101: %d, want 5", w.Sum)
+	}
+}

@@ -66,7 +66,11 @@ func (w *Window) Check(nowMs, windowMs, limit, cost, maxEntries int64, record bo
 
 func (w *Window) add(nowMs, units, limit, maxEntries int64) {
 	w.Sum += units
-	if n := len(w.Entries); n > 0 && w.Entries[n-1].TS == nowMs {
+	if n := len(w.Entries); n > 0 && w.Entries[n-1].TS >= nowMs {
+		// Connections read the command time once per batch, so a request stamped a moment
+		// earlier can run after one stamped later: it joins the later entry, whose units leave
+		// the window late, never early (as mergeClosest), and the log stays strictly
+		// increasing, as its journaled form (RATELIMIT.SETSTATE ... LOG) requires.
 		w.Entries[n-1].Units += units
 	} else {
 		if n == cap(w.Entries) {
