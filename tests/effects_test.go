@@ -121,15 +121,35 @@ func TestSetStateRejectsMalformedEffects(t *testing.T) {
 		require.NoError(t, c.Do(ctx, "RATELIMIT.CREATE", "sw", 3, 1000).Err())
 		require.NoError(t, c.Do(ctx, "RATELIMIT.CREATE", "tb", 3, 1000, "ALGO", "token_bucket").Err())
 		for _, args := range [][]any{
-			{"RATELIMIT.SETSTATE", "sw", "u", "TAT", 5, "TOTALS", 0, 0},             // TAT on a window limiter
-			{"RATELIMIT.SETSTATE", "tb", "u", "LOG", 0, "TOTALS", 0, 0},             // LOG on a bucket
-			{"RATELIMIT.SETSTATE", "sw", "u", "LOG", 2, 5, 1, 4, 1, "TOTALS", 0, 0}, // not increasing
-			{"RATELIMIT.SETSTATE", "sw", "u", "LOG", 1, 5, 0, "TOTALS", 0, 0},       // zero units
+			{"RATELIMIT.SETSTATE", "sw", "u", "TAT", 5, "TOTALS", 0, 0},       // TAT on a window limiter
+			{"RATELIMIT.SETSTATE", "tb", "u", "LOG", 0, "TOTALS", 0, 0},       // LOG on a bucket
+			{"RATELIMIT.SETSTATE", "sw", "u", "LOG", 1, 5, 0, "TOTALS", 0, 0}, // zero units
 			{"RATELIMIT.SETSTATE", "sw", "u", "LOG", 1, 5, 1, "TOTAL", 0, 0},
 		} {
 			require.EqualError(t, c.Do(ctx, args...).Err(), "ERR syntax error", "%v", args)
 		}
 		require.EqualError(t, c.Do(ctx, "RATELIMIT.SETSTATE", "nope", "u", "TAT", 5, "TOTALS", 0, 0).Err(), "ERR limiter not found")
+		require.EqualError(t, c.Do(ctx, "RATELIMIT.SETSTATE", "sw", "TOTALS", -1, 0).Err(), "ERR value is not an integer or out of range")
+		for _, args := range [][]any{{"RATELIMIT.SETSTATE", "sw", "TOTALS", 0}, {"RATELIMIT.SETSTATE", "sw", "TOTALS", 0, 0, 0},
+			{"RATELIMIT.SETSTATE", "sw", "u", "LOG", 0, "TOTALS", 0}} {
+			require.EqualError(t, c.Do(ctx, args...).Err(), "ERR wrong number of arguments for 'ratelimit.setstate' command", "%v", args)
+		}
+		// A late stamp in a log written by an earlier version joins the entry before it.
+		require.Equal(t, "OK", c.Do(ctx, "RATELIMIT.SETSTATE", "sw", "late", "LOG", 3, testutil.T0+5, 1, testutil.T0+4, 1, testutil.T0+6, 1, "TOTALS", 0, 0).Val())
+		require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "SET", testutil.T0+1005).Err())
+		require.Equal(t, []any{int64(1), int64(2), int64(0), int64(3), int64(1)}, c.Do(ctx, "RATELIMIT.PEEK", "sw", "late").Val(),
+			"the entry at +5 holds 2 units and leaves at +1005; the one at +6 stays")
+		require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "SET", testutil.T0).Err())
+		// The totals-only form raises the totals (denied counts flushed by the server).
+		require.Equal(t, "OK", c.Do(ctx, "RATELIMIT.SETSTATE", "tb", "TOTALS", 7, 9).Val())
+		require.Equal(t, "OK", c.Do(ctx, "RATELIMIT.SETSTATE", "tb", "TOTALS", 5, 4).Val())
+		st, err := c.Do(ctx, "RATELIMIT.STATS", "tb").Result()
+		require.NoError(t, err)
+		if m, ok := st.(map[any]any); ok { // RESP3
+			require.Equal(t, []any{int64(7), int64(9)}, []any{m["total_allowed"], m["total_denied"]})
+		} else {
+			require.Equal(t, []any{"total_allowed", int64(7), "total_denied", int64(9)}, st.([]any)[10:14])
+		}
 		require.Equal(t, "OK", c.Do(ctx, "RATELIMIT.SETSTATE", "sw", "u", "LOG", 2, testutil.T0, 1, testutil.T0+5, 2, "TOTALS", 3, 0).Val())
 		require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "SET", testutil.T0+10).Err())
 		require.Equal(t, []any{int64(0), int64(0), int64(990), int64(3), int64(3)}, c.Do(ctx, "RATELIMIT.PEEK", "sw", "u").Val())

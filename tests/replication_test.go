@@ -211,7 +211,7 @@ func TestReplicationThreeNodes(t *testing.T) {
 	must(c.RPush(ctx, "l", "a", "b", "c").Err())
 	must(c.SAdd(ctx, "set", "a", "b").Err())
 	must(c.Do(ctx, "GCRA.LIMIT", "g", "60000", "10").Err())
-	must(c.Do(ctx, "RATELIMIT.CREATE", "api", "5", "1000").Err())
+	must(c.Do(ctx, "RATELIMIT.CREATE", "api", "5", "3600000").Err()) // a window no test run outlasts
 	must(c.Do(ctx, "RATELIMIT.CHECK", "api", "user1").Err())
 	tx := c.TxPipeline()
 	tx.Incr(ctx, "ctr")
@@ -504,4 +504,214 @@ func TestReplicationEveryWrite(t *testing.T) {
 		}
 	}
 	t.Logf("%d keys identical on every node", total)
+}
+
+// TestReplicationLeaderSnapshot: the leader snapshots while clients write (RAFT SNAPSHOT stops
+// the world between commands until everything appended is committed), the log is compacted,
+// a restart rebuilds the same data from the snapshot and the log's tail, and members added
+// afterwards, which the compacted log cannot bring up to date, install the leader's snapshot
+// and end identical.
+func TestReplicationLeaderSnapshot(t *testing.T) {
+	ctx := context.Background()
+	n1 := &raftNode{id: "n1", dir: t.TempDir(), raftPort: freePort(t), extra: []string{"--raft-trailing-logs", "0"}}
+	n1.start(t, true)
+	waitLeader(t, []*raftNode{n1})
+	require.NoError(t, n1.c.Do(ctx, "RATELIMIT.CREATE", "api", "1000000", "60000").Err())
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var writes atomic.Int64
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := redis.NewClient(&redis.Options{Addr: n1.srv.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+			defer c.Close()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := c.Pipeline()
+				p.Incr(ctx, fmt.Sprintf("ctr%d", w))
+				p.RPush(ctx, fmt.Sprintf("list%d", w), i)
+				p.Do(ctx, "GCRA.LIMIT", fmt.Sprintf("g%d", i%50), "86400000", "100000") // TTLs outlive the test
+				p.Do(ctx, "RATELIMIT.CHECK", "api", fmt.Sprintf("u%d", i%20))
+				if _, err := p.Exec(ctx); err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					return
+				}
+				writes.Add(4)
+			}
+		}()
+	}
+	snaps := 0
+	for range 5 {
+		time.Sleep(150 * time.Millisecond)
+		err := n1.c.Do(ctx, "RAFT", "SNAPSHOT").Err()
+		if err != nil && !strings.Contains(err.Error(), "nothing new") {
+			t.Fatalf("RAFT SNAPSHOT under load: %v", err)
+		}
+		if err == nil {
+			snaps++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if snaps == 0 || writes.Load() == 0 {
+		t.Fatalf("%d snapshots taken during %d writes", snaps, writes.Load())
+	}
+	// The writes go on after the last snapshot: the restart replays a log tail over it.
+	require.NoError(t, n1.c.Set(ctx, "after", "snapshot", 0).Err())
+	st := n1.status(t)
+	if st["last_snapshot_index"] == "0" || st["last_snapshot_index"] == "" {
+		t.Fatalf("no snapshot index after RAFT SNAPSHOT: %v", st)
+	}
+	want := dumpAll(t, n1)
+	for k := range 4 {
+		if _, ok := want[fmt.Sprintf("list%d", k)]; !ok {
+			t.Fatalf("list%d missing: %v", k, want)
+		}
+	}
+	stats := func(n *raftNode) string {
+		v, err := n.c.Do(ctx, "RATELIMIT.STATS", "api").Result()
+		require.NoError(t, err)
+		return fmt.Sprint(v)
+	}
+	wantStats := stats(n1)
+
+	n1.stop()
+	n1.start(t, false)
+	waitLeader(t, []*raftNode{n1})
+	if got := dumpAll(t, n1); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after a restart from the leader's snapshot:\n%v\nwant\n%v", got, want)
+	}
+	require.Equal(t, wantStats, stats(n1))
+
+	// New members: with no trailing log they must install the snapshot.
+	require.NoError(t, n1.c.Do(ctx, "RAFT", "SNAPSHOT").Err())
+	nodes := []*raftNode{n1}
+	for _, id := range []string{"n2", "n3"} {
+		n := &raftNode{id: id, dir: t.TempDir(), raftPort: freePort(t)}
+		n.start(t, false)
+		require.NoError(t, n1.c.Do(ctx, "RAFT", "ADD", id, "127.0.0.1:"+strconv.Itoa(n.raftPort)).Err())
+		nodes = append(nodes, n)
+	}
+	leader := waitLeader(t, nodes)
+	waitApplied(t, leader, nodes)
+	for _, n := range nodes[1:] {
+		require.NoError(t, leader.c.Do(ctx, "RAFT", "TRANSFER", n.id).Err())
+		leader = waitLeader(t, nodes)
+		require.Equal(t, n, leader)
+		if got := dumpAll(t, n); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s, brought up by the snapshot:\n%v\nwant\n%v", n.id, got, want)
+		}
+		require.Equal(t, wantStats, stats(n))
+	}
+}
+
+// TestReplicationDenials: a denial journals nothing, so a burst of GCRA denials adds no Raft
+// entry, and its reply does not wait for the commit of other clients' writes; RATELIMIT's
+// denied totals reach every replica through one totals effect per 100 ms.
+func TestReplicationDenials(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	c := leader.c
+	for range 3 {
+		require.NoError(t, c.Do(ctx, "GCRA.LIMIT", "hot", "3600000", "3").Err())
+	}
+	waitApplied(t, leader, nodes)
+	before := leader.status(t)["last_log_index"]
+	for range 200 {
+		v, err := c.Do(ctx, "GCRA.LIMIT", "hot", "3600000", "3").Slice()
+		require.NoError(t, err)
+		require.EqualValues(t, 1, v[0], "the burst is spent: denied")
+	}
+	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, before, leader.status(t)["last_log_index"], "GCRA denials must not be logged")
+
+	require.NoError(t, c.Do(ctx, "RATELIMIT.CREATE", "api", "3", "3600000").Err())
+	for i := range 53 {
+		v, err := c.Do(ctx, "RATELIMIT.CHECK", "api", "u").Slice()
+		require.NoError(t, err)
+		require.EqualValues(t, map[bool]int64{true: 1, false: 0}[i < 3], v[0])
+	}
+	before = leader.status(t)["last_log_index"]
+	for range 500 {
+		require.NoError(t, c.Do(ctx, "RATELIMIT.CHECK", "api", "u").Err())
+	}
+	// 550 denials in all; their totals travel in at most one entry per 100 ms.
+	time.Sleep(300 * time.Millisecond)
+	after := leader.status(t)["last_log_index"]
+	b, _ := strconv.Atoi(before)
+	a, _ := strconv.Atoi(after)
+	if a-b > 20 {
+		t.Fatalf("500 denials added %d Raft entries", a-b)
+	}
+	waitApplied(t, leader, nodes)
+	for _, n := range nodes {
+		if n != leader {
+			require.NoError(t, leader.c.Do(ctx, "RAFT", "TRANSFER", n.id).Err())
+			leader = waitLeader(t, nodes)
+			require.Equal(t, n, leader)
+		}
+		v, err := n.c.Do(ctx, "RATELIMIT.STATS", "api").Slice()
+		require.NoError(t, err)
+		got := map[string]any{}
+		for i := 0; i+1 < len(v); i += 2 {
+			got[fmt.Sprint(v[i])] = v[i+1]
+		}
+		require.EqualValues(t, 3, got["total_allowed"], "node %s: %v", n.id, v)
+		require.EqualValues(t, 550, got["total_denied"], "node %s: %v", n.id, v)
+	}
+}
+
+// TestReplicationDenialDoesNotWait: with the followers gone the leader can commit nothing, so
+// a write's reply waits until the leader's lease runs out (1.5 s here) and then fails; a GCRA
+// denial on another connection meanwhile is answered at once, without waiting for that write.
+func TestReplicationDenialDoesNotWait(t *testing.T) {
+	ctx := context.Background()
+	slow := []string{"--raft-heartbeat-timeout", "3000", "--raft-election-timeout", "3000"}
+	nodes := make([]*raftNode, 3)
+	for i := range nodes {
+		nodes[i] = &raftNode{id: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), raftPort: freePort(t), extra: slow}
+		nodes[i].start(t, i == 0)
+	}
+	waitLeader(t, nodes[:1])
+	for _, nd := range nodes[1:] {
+		require.NoError(t, nodes[0].c.Do(ctx, "RAFT", "ADD", nd.id, "127.0.0.1:"+strconv.Itoa(nd.raftPort)).Err())
+	}
+	leader := waitLeader(t, nodes)
+	require.NoError(t, leader.c.Do(ctx, "GCRA.LIMIT", "hot", "3600000", "1").Err())
+	waitApplied(t, leader, nodes)
+	for _, n := range nodes {
+		if n != leader {
+			n.stop()
+		}
+	}
+	write := make(chan error, 1)
+	go func() {
+		c := redis.NewClient(&redis.Options{Addr: leader.srv.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+		defer c.Close()
+		write <- c.Set(ctx, "k", "v", 0).Err()
+	}()
+	time.Sleep(100 * time.Millisecond) // the SET has run and waits for its commit
+	v, err := leader.c.Do(ctx, "GCRA.LIMIT", "hot", "3600000", "1").Slice()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, v[0], "denied")
+	select {
+	case err := <-write:
+		t.Fatalf("the SET was answered (%v) before the denial: the leader could not commit it", err)
+	default:
+	}
+	select {
+	case err := <-write:
+		if err == nil || !strings.HasPrefix(err.Error(), "TRYAGAIN") {
+			t.Fatalf("uncommittable SET: %v, want TRYAGAIN", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the SET never failed")
+	}
 }

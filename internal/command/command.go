@@ -170,6 +170,12 @@ type Command struct {
 	// Global marks commands that lock shards themselves (KEYS, SCAN, FLUSHDB, MOVE, ...):
 	// the dispatcher takes no lock for them.
 	Global bool
+	// Decision marks the rate-limit decisions (GCRA.LIMIT, CL.THROTTLE, RATELIMIT.CHECK). In
+	// replicated mode a denial, which journals nothing, is answered without waiting for the
+	// commit of other clients' writes: it may rest on admissions not committed yet, and if
+	// those are lost the client was denied too strictly, never admitted too loosely
+	// (design/ha-and-cluster.md §3.1).
+	Decision bool
 	// keyNum is set by NewTable when a key spec counts its keys from a numkeys argument
 	// (ZUNION, ZMPOP, LMPOP ...): KeyIndexes then finds the keys through the specs.
 	keyNum bool
@@ -220,6 +226,13 @@ type Table struct {
 	// node: "" runs it, anything else is the error reply (-MOVED to the leader, -CLUSTERDOWN
 	// during an election). Standalone servers pay one nil check.
 	Gate func(c *Ctx, cmd *Command) string
+
+	// World, set once before serving in replicated mode and nil otherwise, is held shared by
+	// every keyspace command (and EXEC) while it runs, so that the Raft leader can stop the
+	// world between commands and encode a snapshot of its store that matches its log exactly
+	// (the leader's store is ahead of what is committed while commands run). The log
+	// applier's client does not take it: applying must go on while the world is stopped.
+	World *sync.RWMutex
 }
 
 // InScript reports whether the command runs inside a script (its script was gated already).

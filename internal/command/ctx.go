@@ -56,6 +56,9 @@ type Client struct {
 	// ACLUser is that user; nil for the server's own clients (AOF loading), which may run
 	// anything, as Redis's clients without a user.
 	ACLUser *acl.User
+	// LogApplier marks the server's own client that applies a log (the append-only log at
+	// load, Raft entries on a replica): it never waits for Table.World.
+	LogApplier bool
 	// PubSubState, when set by the Pub/Sub code, lists the client's subscriptions (channels,
 	// shard channels and patterns), so that ACL SETUSER can disconnect subscribers whose
 	// channels a user lost (Redis's ACLKillPubsubClientsIfNeeded).

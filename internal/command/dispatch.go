@@ -70,6 +70,13 @@ func (t *Table) exec(c *Ctx) {
 	if u := c.Client.ACLUser; u != nil && (!c.Client.Authenticated || !u.Unrestricted()) && !c.admit(cmd, u) {
 		return
 	}
+	if w := t.World; w != nil && !c.inScript && !c.Client.LogApplier &&
+		(cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 || cmd.Name == "exec") {
+		// Only commands that touch the keyspace (EXEC runs queued ones): an admin command
+		// that waits, such as RAFT SNAPSHOT, must not hold the world.
+		w.RLock()
+		defer w.RUnlock()
+	}
 	if t.Gate != nil && cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 && !c.inScript {
 		if msg := t.Gate(c, cmd); msg != "" {
 			c.Cmd = cmd

@@ -120,6 +120,9 @@ import (
 //	                                           journaled under the key's lock (store.Limiter.Reset)
 //	RATELIMIT.CHECK                            RATELIMIT.SETSTATE with the key's complete state
 //	                                           and the totals (store.Limiter.Check); denials nothing
+//	                                           themselves: the server journals RATELIMIT.SETSTATE
+//	                                           name TOTALS allowed denied for limiters with new
+//	                                           denials every 100 ms (server.flushDeniedTotals)
 //	XDEL, XACK, XSETID, XGROUP DESTROY,        argv (deterministic given the stream)
 //	XGROUP CREATECONSUMER, XGROUP DELCONSUMER
 //	XADD                                       XADD key [MAXLEN = <length left>] <id> field value...:
@@ -187,6 +190,9 @@ func (s *stamper) Append(e store.Effect) {
 	if e.Time == 0 {
 		e.Time = c.Now
 	}
+	// In replicated mode the client's replies now wait for this effect's commit (a decision
+	// command's gate left it unset, for a denial).
+	c.Client.Gated = true
 	if c.tx != nil {
 		c.tx.Append(e)
 		return

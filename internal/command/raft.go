@@ -10,6 +10,7 @@ type RaftAdmin interface {
 	RaftAdd(id, addr string) error
 	RaftRemove(id string) error
 	RaftTransfer(id string) error
+	RaftSnapshot() error
 }
 
 // raftCommands is RAFT, a HotKV-only container (Redis has none): membership and leadership
@@ -31,6 +32,8 @@ func raftCommands() []*Command {
 		"    Remove a member (send it to the leader).",
 		"TRANSFER [<id>]",
 		"    Hand leadership to <id>, or to the most up-to-date follower.",
+		"SNAPSHOT",
+		"    Take a Raft snapshot now and compact the log (the leader pauses keyspace commands meanwhile).",
 		"STATUS",
 		"    Return this node's role, leader, term, indexes and members.",
 		"HELP",
@@ -45,6 +48,8 @@ func raftCommands() []*Command {
 			sub("remove", 3, "O(1)", "id", "Removes a member from the Raft group (on the leader)", raftRemoveCommand),
 			sub("transfer", -2, "O(1)", "[id]", "Hands Raft leadership to another member (on the leader)", raftTransferCommand),
 			help,
+			sub("snapshot", 2, "O(N) where N is the number of keys", "",
+				"Takes a Raft snapshot of this node's dataset and compacts its log", raftSnapshotCommand),
 			sub("status", 2, "O(N) where N is the number of members", "",
 				"Reports the node's Raft role, leader, term, indexes and members", raftStatusCommand),
 		}}}
@@ -100,6 +105,12 @@ func raftTransferCommand(c *Ctx) {
 			id = string(c.Args[2])
 		}
 		raftReply(c, ra.RaftTransfer(id))
+	}
+}
+
+func raftSnapshotCommand(c *Ctx) {
+	if ra := raftAdmin(c); ra != nil {
+		raftReply(c, ra.RaftSnapshot())
 	}
 }
 

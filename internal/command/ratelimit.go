@@ -79,14 +79,18 @@ func rateLimitCommands() []*Command {
 		named(rl("ratelimit.drop", 2, FlagWrite, []string{"write", "slow"}, 1, 1, KSRM|KSDelete,
 			"O(N) where N is the number of keys with state", "name",
 			"Deletes a limiter", rateLimitDropCommand)),
-		named(rl("ratelimit.setstate", -8, FlagWrite, []string{"write", "slow", "dangerous"}, 1, 1, KSOW|KSUpdate,
-			"O(E) where E is the number of log entries", "name key <TAT tat | LOG count [ts units ...]> TOTALS allowed denied",
+		named(rl("ratelimit.setstate", -5, FlagWrite, []string{"write", "slow", "dangerous"}, 1, 1, KSOW|KSUpdate,
+			"O(E) where E is the number of log entries", "name <key <TAT tat | LOG count [ts units ...]> TOTALS allowed denied | TOTALS allowed denied>",
 			"Applies a limiter key's journaled state (used by the append-only log and replicas)", rateLimitSetStateCommand)),
 		named(rl("ratelimit.list", 1, FlagReadOnly, []string{"read", "slow"}, 0, 0, 0,
 			"O(N log N) where N is the number of limiters", "",
 			"Names of all limiters on this node", rateLimitListCommand)),
 	}
 	for _, c := range cmds {
+		switch c.Name {
+		case "gcra.limit", "cl.throttle", "ratelimit.check":
+			c.Decision = true
+		}
 		switch c.Name {
 		case "gcra.reset", "ratelimit.create", "ratelimit.drop", "ratelimit.list", "ratelimit.setstate":
 		default:
@@ -468,6 +472,27 @@ func rateLimitSetStateCommand(c *Ctx) {
 		c.Error(errNoLimiter)
 		return
 	}
+	if len(c.Args) == 5 && c.ArgIs(2, "totals") {
+		// The totals-only form: the server's periodic flush of denied counts (denials
+		// journal nothing themselves), raised as a maximum like a key's effect.
+		allowed, ok1 := c.intInRange(3, 0, ratelimit.Max)
+		denied, ok2 := c.intInRange(4, 0, ratelimit.Max)
+		if !ok1 || !ok2 {
+			c.Error(ErrNotInt)
+			return
+		}
+		l.RaiseTotals(allowed, denied)
+		c.Dirty(1)
+		if c.Store.Journal != nil {
+			c.Emit(-1, c.Args...)
+		}
+		c.W.OK()
+		return
+	}
+	if len(c.Args) < 8 {
+		c.ArityError()
+		return
+	}
 	key := c.Args[2]
 	i := 3
 	var tat int64
@@ -486,15 +511,22 @@ func rateLimitSetStateCommand(c *Ctx) {
 			c.Syntax()
 			return
 		}
-		entries = make([]ratelimit.WindowEntry, n)
-		for j := range entries {
+		entries = make([]ratelimit.WindowEntry, 0, n)
+		for j := range int(n) {
 			ts, ok1 := resp.ParseInt(c.Args[i+2+2*j])
 			units, ok2 := resp.ParseInt(c.Args[i+3+2*j])
-			if !ok1 || !ok2 || units < 1 || (j > 0 && ts <= entries[j-1].TS) {
+			if !ok1 || !ok2 || units < 1 {
 				c.Syntax()
 				return
 			}
-			entries[j] = ratelimit.WindowEntry{TS: ts, Units: units}
+			if k := len(entries); k > 0 && ts <= entries[k-1].TS {
+				// Logs written before the window kept its entries strictly increasing
+				// (ratelimit.Window.add) can hold a late stamp: it joins the entry before
+				// it, as the window does now, instead of losing the key's state.
+				entries[k-1].Units += units
+				continue
+			}
+			entries = append(entries, ratelimit.WindowEntry{TS: ts, Units: units})
 		}
 		i += 2 + 2*int(n)
 	default:

@@ -185,7 +185,9 @@ func Directives() []*Directive {
 		{Name: "raft-snapshot-interval", Type: Int, Default: "10000", Min: 10, Max: 1 << 40, Group: "replication",
 			Doc: "Milliseconds between checks whether `raft-snapshot-threshold` entries have accumulated (hashicorp/raft's SnapshotInterval, randomized up to twice this)."},
 		{Name: "raft-snapshot-threshold", Type: Int, Default: "8192", Min: 16, Max: 1 << 40, Group: "replication",
-			Doc: "Number of Raft entries (each a batch of effects) after which a follower snapshots its state and the log before it is compacted."},
+			Doc: "Number of Raft entries (each a batch of effects) after which a node snapshots its state and compacts the log before it. A follower snapshots at once; the leader, which must pause keyspace commands while it encodes its snapshot, also waits until the log written since its last snapshot is at least as large as that snapshot (docs/replication.md, \"Snapshots\")."},
+		{Name: "raft-trailing-logs", Type: Int, Default: "1024", Min: 0, Max: 1 << 40, Group: "replication",
+			Doc: "Raft entries kept in the log after a snapshot compacts it (hashicorp/raft's TrailingLogs): a follower that lags by fewer catches up from the log, one that lags by more gets the whole snapshot."},
 		// Pub/sub and client-side caching
 		{Name: "notify-keyspace-events", Type: Special, Default: "", Mutable: true, Parse: parseNotifyKeyspaceEvents, Group: "pubsub",
 			Doc: "Keyspace events to publish, as Redis's letters: `K` (`__keyspace@<db>__:<key>` channels), `E` (`__keyevent@<db>__:<event>`), and the classes `g` generic, `$` string, `l` list, `s` set, `h` hash, `z` sorted set, `x` expired, `e` evicted, `t` stream, `m` key miss, `d` module, `n` new key, `A` (`g$lshzxetd`). Empty (the default) publishes none, and then a write pays one atomic load for them. CONFIG GET reports Redis's canonical order (`AKE` for `KEA`)."},

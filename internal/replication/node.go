@@ -38,6 +38,8 @@ type Config struct {
 	// SnapshotThreshold is how many entries since the last snapshot trigger a new one.
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
+	// TrailingLogs is how many entries a snapshot leaves in the log (0: none).
+	TrailingLogs uint64
 	// LogOutput, when set, receives hashicorp/raft's own log lines.
 	LogOutput io.Writer
 }
@@ -109,8 +111,9 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 	rc.CommitTimeout = cfg.CommitTimeout
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.SnapshotInterval = cfg.SnapshotInterval
-	// Each entry carries a batch of up to thousands of effects: keep fewer entries around.
-	rc.TrailingLogs = 1024
+	// Each entry carries a batch of up to thousands of effects: fewer entries are kept than
+	// hashicorp/raft's default 10240 (raft-trailing-logs, 1024 by default).
+	rc.TrailingLogs = cfg.TrailingLogs
 	rc.MaxAppendEntries = 128
 	rc.BatchApplyCh = true
 	rc.Logger = logger

@@ -604,6 +604,7 @@ func (r *replayer) init() {
 	r.client.User = "default"
 	r.client.Authenticated = true
 	r.client.Flags = "N"
+	r.client.LogApplier = true
 	r.client.CreatedAt = time.Now()
 	w := resp.NewWriter()
 	r.client.Writer = w

@@ -98,6 +98,20 @@ type replState struct {
 	// ackLeader is replication-ack leader: replies do not wait for the commit.
 	ackLeader bool
 
+	// world is command.Table.World: a leader snapshot holds it exclusively (raftsnap.go).
+	world sync.RWMutex
+	// frozenAt is, while a leader snapshot has stopped the world and everything appended is
+	// committed and applied, the effect sequence number of that cut plus one; 0 otherwise.
+	frozenAt   atomic.Uint64
+	snapMu     sync.Mutex
+	leaderSnap leaderSnapState
+	stop       chan struct{} // closed by close
+	// encoded receives the size of a snapshot the FSM encoded from the frozen world.
+	encoded chan int
+	// loggedBytes counts the batch bytes proposed by this node, for the leader's snapshot
+	// trigger.
+	loggedBytes atomic.Int64
+
 	futures chan inflight
 	sem     chan struct{}
 	wg      sync.WaitGroup
@@ -141,6 +155,7 @@ func (s *Server) startRaft() error {
 		CommitTimeout:     time.Duration(s.cfg.GetInt("raft-commit-timeout")) * time.Millisecond,
 		SnapshotThreshold: uint64(s.cfg.GetInt("raft-snapshot-threshold")),
 		SnapshotInterval:  time.Duration(s.cfg.GetInt("raft-snapshot-interval")) * time.Millisecond,
+		TrailingLogs:      uint64(s.cfg.GetInt("raft-trailing-logs")),
 	}
 	if os.Getenv("HOTKV_RAFT_DEBUG") != "" {
 		r.cfg.LogOutput = os.Stderr
@@ -153,14 +168,18 @@ func (s *Server) startRaft() error {
 	s.repl = r
 	s.store.Journal = r
 	s.table.Gate = r.gate
+	s.table.World = &r.world
+	r.encoded = make(chan int, 1)
+	r.stop = make(chan struct{})
 	node, err := replication.Start(r.cfg, r, r.onLeader)
 	if err != nil {
 		return fmt.Errorf("Can't start the Raft node: %w", err)
 	}
 	r.node = node
-	r.wg.Add(2)
+	r.wg.Add(3)
 	go func() { defer r.wg.Done(); r.proposer() }()
 	go func() { defer r.wg.Done(); r.completer() }()
+	go func() { defer r.wg.Done(); r.snapshotter() }()
 	s.log.Info("Raft node started", "id", id, "raft_addr", bind, "client_addr", r.self, "dir", dir)
 	return nil
 }
@@ -229,6 +248,7 @@ func (r *replState) proposer() {
 		binary.LittleEndian.PutUint64(payload[9:], hi)
 		binary.LittleEndian.PutUint64(payload[17:], uint64(ts))
 		payload = append(payload, fb.buf...)
+		r.loggedBytes.Add(int64(len(payload)))
 		r.mu.Lock()
 		r.spare = fb.buf[:0]
 		r.mu.Unlock()
@@ -440,7 +460,9 @@ func (r *replState) gate(c *command.Ctx, cmd *command.Command) string {
 		return ""
 	}
 	if r.servingA.Load() {
-		c.Client.Gated = true
+		if !cmd.Decision {
+			c.Client.Gated = true // a decision's effects set it (stamper): a denial has none
+		}
 		return ""
 	}
 	addr := r.leaderClientAddr()
@@ -537,12 +559,33 @@ type snapMeta struct {
 
 // Snapshot implements replication.FSM. A follower's store is exactly the applied state (it
 // runs no keyspace command of its own), so it is encoded as it is. The leader's store also
-// holds effects not committed yet, so the leader does not snapshot: its log is compacted once
-// another node leads (stage 1; see docs/replication.md).
+// holds effects not committed yet, except while leaderSnapshot has stopped the world with
+// everything committed and applied: only then is it encoded, with every shard lock held.
 func (r *replState) Snapshot() ([]byte, error) {
-	if r.servingA.Load() {
-		return nil, errors.New("the serving leader does not snapshot its speculative state")
+	leader := r.servingA.Load()
+	cut := r.frozenAt.Load()
+	if leader && (cut == 0 || r.appendedA.Load()+1 != cut) {
+		return nil, errors.New("the serving leader snapshots only from a stopped world (RAFT SNAPSHOT)")
 	}
+	b, err := r.encodeSnapshot(leader)
+	if leader {
+		if err == nil && r.appendedA.Load()+1 != cut {
+			err = errors.New("a write slipped into the leader's stopped world; snapshot dropped")
+		}
+		n := -1
+		if err == nil {
+			n = len(b)
+		}
+		select {
+		case r.encoded <- n:
+		default:
+		}
+	}
+	return b, err
+}
+
+// encodeSnapshot encodes the store as a Raft snapshot; held says every shard lock is held.
+func (r *replState) encodeSnapshot(held bool) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(snapMagic)
 	r.metaMu.Lock()
@@ -551,7 +594,7 @@ func (r *replState) Snapshot() ([]byte, error) {
 	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(meta))))
 	buf.Write(meta)
 	floor := r.floor.Load()
-	_, err := persist.Write(&buf, r.s.store, persist.SaveOptions{Now: floor, TimeFloor: func() int64 { return floor },
+	_, err := persist.Write(&buf, r.s.store, persist.SaveOptions{Now: floor, Held: held, TimeFloor: func() int64 { return floor },
 		Version: Version, Functions: r.s.table.Scripting().Libraries()})
 	if err != nil {
 		return nil, err
@@ -605,6 +648,7 @@ func (r *replState) close() {
 	r.servingA.Store(false)
 	r.propose.Broadcast()
 	r.mu.Unlock()
+	close(r.stop)
 	for r.resetting.Load() {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -643,6 +687,7 @@ func (r *replState) status() [][2]string {
 		[2]string{"last_log_index", st["last_log_index"]},
 		[2]string{"commit_index", st["commit_index"]},
 		[2]string{"applied_index", strconv.FormatUint(node.Raft.AppliedIndex(), 10)},
+		[2]string{"last_snapshot_index", st["last_snapshot_index"]},
 		[2]string{"time_floor_ms", strconv.FormatInt(r.floor.Load(), 10)},
 		// How long ago a follower last heard from the leader ("never", "0" on the leader).
 		[2]string{"last_contact", st["last_contact"]},
@@ -675,7 +720,7 @@ func (r *replState) leaderAddrAny(id string) string {
 // TRYAGAIN (the client retries; a write may then count twice, never zero times once
 // acknowledged).
 func (c *conn) holdForCommit(r *replState) {
-	if !r.ackLeader && !r.waitAck(c.replGen) && c.Gated {
+	if c.Gated && !r.ackLeader && !r.waitAck(c.replGen) {
 		c.w.Reset()
 		for range max(c.replCmds, 1) {
 			c.w.Error("TRYAGAIN decision outcome unknown")
@@ -717,7 +762,7 @@ func (r *replState) info(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "master_replid:%s\r\nmaster_repl_offset:%s\r\n", r.s.runID, st["applied_index"])
 	for _, k := range []string{"node_id", "raft_addr", "role", "leader_id", "leader_client_addr", "term",
-		"last_log_index", "commit_index", "applied_index", "time_floor_ms", "last_contact", "replication_ack", "members"} {
+		"last_log_index", "commit_index", "applied_index", "last_snapshot_index", "time_floor_ms", "last_contact", "replication_ack", "members"} {
 		fmt.Fprintf(b, "raft_%s:%s\r\n", strings.TrimPrefix(k, "raft_"), st[k])
 	}
 }

@@ -363,10 +363,14 @@ func (s *Server) Start() error {
 		go s.acceptLoop(ln, true)
 	}
 	s.tls.mu.Unlock()
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go func() {
 		defer s.wg.Done()
 		s.expireLoop()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.deniedTotalsLoop()
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -485,6 +489,56 @@ func (s *Server) clientsCron() {
 				c.askRelease(now)
 			}
 		}
+	}
+}
+
+// deniedTotalsInterval is how often denied totals reach the journal (design/ha-and-cluster.md
+// §3.4): a denial journals nothing, so that denials, the traffic an attacker generates, cost
+// no log write and no Raft entry; their count is carried as one totals effect per limiter and
+// interval instead, and may lag (or, at a crash or failover, lose) this much.
+const deniedTotalsInterval = 100 * time.Millisecond
+
+// deniedTotalsLoop journals the named limiters' denied totals that grew since the journal last
+// carried them, as RATELIMIT.SETSTATE name TOTALS allowed denied (raised as maxima on replay),
+// so that RATELIMIT.STATS agrees after a restart and on every Raft replica.
+func (s *Server) deniedTotalsLoop() {
+	t := time.NewTicker(deniedTotalsInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			s.flushDeniedTotals()
+		}
+	}
+}
+
+var (
+	effSetState = []byte("RATELIMIT.SETSTATE")
+	effTotals   = []byte("TOTALS")
+)
+
+func (s *Server) flushDeniedTotals() {
+	j := s.store.Journal
+	if j == nil {
+		return
+	}
+	if r := s.repl; r != nil {
+		if !r.servingA.Load() {
+			return // followers count no denials: they run no decisions
+		}
+		// As a command would, so that a leader snapshot's frozen world includes it.
+		r.world.RLock()
+		defer r.world.RUnlock()
+	}
+	for _, l := range s.store.Limiters.All() {
+		a, d, owed := l.DeniedBacklog()
+		if !owed {
+			continue
+		}
+		j.Append(store.Effect{DB: -1, Time: s.clock.NowMs(), Args: [][]byte{effSetState, []byte(l.Name), effTotals,
+			strconv.AppendInt(nil, a, 10), strconv.AppendInt(nil, d, 10)}})
 	}
 }
 

@@ -47,8 +47,12 @@ type Limiter struct {
 
 	totalAllowed atomic.Int64
 	totalDenied  atomic.Int64
-	seed         maphash.Seed
-	shards       [limiterShards]limiterShard
+	// journaledDenied is the denied total the journal last carried (in a key's state effect
+	// or a totals effect): denials journal nothing themselves, so DeniedBacklog tells the
+	// server's periodic flush which limiters owe the journal their newer count.
+	journaledDenied atomic.Int64
+	seed            maphash.Seed
+	shards          [limiterShards]limiterShard
 }
 
 type limiterShard struct {
@@ -80,6 +84,7 @@ func (l *Limiter) Totals() (allowed, denied int64) {
 func (l *Limiter) SetTotals(allowed, denied int64) {
 	l.totalAllowed.Store(allowed)
 	l.totalDenied.Store(denied)
+	l.journaledDenied.Store(denied) // loaded totals are durable already
 }
 
 // addSat adds n to a counter, saturating at 2^63-1 as the spec requires of the totals.
@@ -165,6 +170,7 @@ func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
 		itoa(*s.tat[string(key)])
 	}
 	a, d := l.Totals()
+	raise(&l.journaledDenied, d)
 	itoa(a)
 	itoa(d)
 	s.offs = offs
@@ -229,6 +235,30 @@ func (l *Limiter) SetState(key []byte, tat int64, entries []ratelimit.WindowEntr
 	s.mu.Unlock()
 	raise(&l.totalAllowed, allowed)
 	raise(&l.totalDenied, denied)
+	raise(&l.journaledDenied, denied) // the effect applied came from the journal
+}
+
+// RaiseTotals raises the totals to at least allowed and denied: the totals-only effect
+// (RATELIMIT.SETSTATE name TOTALS allowed denied) that carries denied counts to the journal.
+func (l *Limiter) RaiseTotals(allowed, denied int64) {
+	raise(&l.totalAllowed, allowed)
+	raise(&l.totalDenied, denied)
+	raise(&l.journaledDenied, denied)
+}
+
+// DeniedBacklog reports the totals when denials were counted since the journal last carried
+// the denied total, and marks them carried: the caller must journal them (TotalsCommand).
+func (l *Limiter) DeniedBacklog() (allowed, denied int64, owed bool) {
+	allowed, denied = l.Totals()
+	for {
+		j := l.journaledDenied.Load()
+		if denied <= j {
+			return allowed, denied, false
+		}
+		if l.journaledDenied.CompareAndSwap(j, denied) {
+			return allowed, denied, true
+		}
+	}
 }
 
 func raise(c *atomic.Int64, v int64) {

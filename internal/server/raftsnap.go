@@ -1,0 +1,140 @@
+package server
+
+// Leader snapshots. A Raft snapshot must be the state after exactly the entries up to some
+// index. A follower's store always is (it only applies the log), so hashicorp/raft's own
+// schedule snapshots followers. The leader's store is ahead of its log while commands run: it
+// holds effects proposed and not committed, and effects not proposed yet. Go cannot fork, so
+// the leader stops the world instead, as SAVE does: it takes command.Table.World exclusively
+// (no keyspace command runs or starts), every shard lock (active expiry stops), waits until
+// everything appended is committed and applied, and only then lets the FSM encode the store.
+// The pause lasts one commit round plus the encoding, so the leader snapshots only when the log
+// written since its last snapshot is at least as large as that snapshot was (and at least
+// raft-snapshot-threshold entries long): the pauses then cost a bounded share of the time,
+// amortised as Redis's auto-aof-rewrite-percentage 100 amortises AOF rewrites.
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/replication"
+)
+
+// leaderSnapState is the leader's snapshot bookkeeping (guarded by replState.snapMu).
+type leaderSnapState struct {
+	lastSize int64 // bytes of the last snapshot this node took as leader
+	loggedAt int64 // replState.loggedBytes then
+}
+
+// snapshotCheckEvery is how often the leader looks whether a snapshot is due.
+const snapshotCheckEvery = time.Second
+
+// snapshotter takes the leader's snapshots when they are due (see the file comment).
+func (r *replState) snapshotter() {
+	t := time.NewTicker(snapshotCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+		}
+		if !r.servingA.Load() {
+			continue
+		}
+		node := r.getNode()
+		if node == nil {
+			continue
+		}
+		st := node.Raft.Stats()
+		last, _ := strconv.ParseUint(st["last_log_index"], 10, 64)
+		snap, _ := strconv.ParseUint(st["last_snapshot_index"], 10, 64)
+		if last-snap < r.cfg.SnapshotThreshold {
+			continue
+		}
+		r.snapMu.Lock()
+		due := r.loggedBytes.Load()-r.leaderSnap.loggedAt >= r.leaderSnap.lastSize
+		r.snapMu.Unlock()
+		if !due {
+			continue
+		}
+		if err := r.leaderSnapshot(node, false); err != nil {
+			r.s.log.Warn("Leader snapshot failed", "err", err)
+		}
+	}
+}
+
+// errNotFrozen is returned when the leader could not reach a quiet point to snapshot at.
+var errNotFrozen = errors.New("TRYAGAIN the leader could not commit its pending writes for a snapshot; try again")
+
+// leaderSnapshot stops the world, waits until every effect appended is committed and
+// applied, and takes a Raft snapshot of the store. With wait it returns once the snapshot is
+// persisted (RAFT SNAPSHOT); otherwise once it is encoded, which is when the world resumes.
+func (r *replState) leaderSnapshot(node *replication.Node, wait bool) error {
+	r.snapMu.Lock()
+	defer r.snapMu.Unlock()
+	done := make(chan error, 1)
+	err := func() error {
+		r.world.Lock()
+		defer r.world.Unlock()
+		r.s.store.LockAll()
+		defer r.s.store.UnlockAll()
+		gen := r.lossGen.Load()
+		target := r.appendedA.Load()
+		deadline := time.Now().Add(2 * time.Second)
+		for r.durable.Load() < target {
+			if !r.servingA.Load() || time.Now().After(deadline) {
+				return errNotFrozen
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		if !r.servingA.Load() || r.lossGen.Load() != gen {
+			return errNotFrozen
+		}
+		// frozenAt is the cut plus one, so that a leader that appended nothing yet has one.
+		r.frozenAt.Store(target + 1)
+		defer r.frozenAt.Store(0)
+		for len(r.encoded) > 0 {
+			<-r.encoded
+		}
+		f := node.Raft.Snapshot()
+		go func() { done <- f.Error() }()
+		select {
+		case n := <-r.encoded:
+			if n < 0 {
+				return errors.New("ERR the leader snapshot could not be encoded (see the log)")
+			}
+			r.leaderSnap.lastSize = int64(n)
+			r.leaderSnap.loggedAt = r.loggedBytes.Load()
+			return nil
+		case err := <-done:
+			if err == nil {
+				err = errors.New("ERR the snapshot completed without the leader's store")
+			}
+			return err
+		}
+	}()
+	if err != nil || !wait {
+		return err
+	}
+	return <-done
+}
+
+// RaftSnapshot implements command.RaftAdmin: RAFT SNAPSHOT.
+func (s *Server) RaftSnapshot() error {
+	if s.repl == nil {
+		return errStandalone
+	}
+	r := s.repl
+	node := r.getNode()
+	if node == nil {
+		return errors.New("TRYAGAIN the Raft node is rebuilding")
+	}
+	if r.servingA.Load() {
+		return r.leaderSnapshot(node, true)
+	}
+	if err := node.Raft.Snapshot().Error(); err != nil {
+		return errors.New("ERR " + err.Error())
+	}
+	return nil
+}
