@@ -11,9 +11,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -540,4 +542,34 @@ func TestAOFConcurrentTransactionsAndLimiters(t *testing.T) {
 		require.Equal(t, before[name]["total_allowed"], after[name]["total_allowed"], name)
 	}
 	require.Equal(t, fmt.Sprint(clients*rounds), c2.Get(ctx, "n").Val())
+}
+
+// TestAOFJournalsDeniedTotals: denials journal nothing each, but the server carries a named
+// limiter's grown denied total to the log every 100 ms (RATELIMIT.SETSTATE name TOTALS), so a
+// restart keeps RATELIMIT.STATS's total_denied.
+func TestAOFJournalsDeniedTotals(t *testing.T) {
+	dir := t.TempDir()
+	s, c := mustLaunchAOF(t, dir, testutil.T0)
+	require.NoError(t, c.Do(ctx, "RATELIMIT.CREATE", "lim", 2, 60000).Err())
+	for i := range 7 {
+		v, err := c.Do(ctx, "RATELIMIT.CHECK", "lim", "u").Slice()
+		require.NoError(t, err)
+		require.EqualValues(t, map[bool]int64{true: 1, false: 0}[i < 2], v[0])
+	}
+	want := "-1: RATELIMIT.SETSTATE lim TOTALS 2 5"
+	require.Eventually(t, func() bool {
+		if err := c.Do(ctx, "PING").Err(); err != nil {
+			return false
+		}
+		effects, _ := readLog(t, dir)
+		return slices.Contains(effects, want)
+	}, 10*time.Second, 50*time.Millisecond, "the denied total in the log")
+	effects, _ := readLog(t, dir)
+	require.Len(t, effects, 4, "CREATE, two admissions, one totals effect: %q", effects)
+	s.Stop(t, command.ShutdownNoSave)
+
+	_, c2 := mustLaunchAOF(t, dir, testutil.T0)
+	st, err := c2.Do(ctx, "RATELIMIT.STATS", "lim").Slice()
+	require.NoError(t, err)
+	require.Equal(t, []any{"total_allowed", int64(2), "total_denied", int64(5)}, st[10:14])
 }
