@@ -40,6 +40,9 @@ type Config struct {
 	SnapshotInterval  time.Duration
 	// LogOutput, when set, receives hashicorp/raft's own log lines.
 	LogOutput io.Writer
+	// PeerAddrs maps member ids to the address this node dials for them instead of the one
+	// in the group's configuration (raft-peer-addr; see peers.go). Empty: no override.
+	PeerAddrs map[string]string
 }
 
 // FSM is what the server implements: entries are applied in log order on every node.
@@ -141,7 +144,13 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 		_ = meta.Close()
 		return nil, fmt.Errorf("raft address %q: %w", cfg.Bind, err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.Bind, addr, 4, 5*time.Second, logger)
+	var peers *peerAddrs
+	tcfg := &raft.NetworkTransportConfig{MaxPool: 4, Timeout: 5 * time.Second, Logger: logger}
+	if len(cfg.PeerAddrs) > 0 {
+		peers = newPeerAddrs(cfg.NodeID, cfg.Bind, cfg.PeerAddrs)
+		tcfg.ServerAddressProvider = peers
+	}
+	trans, err := raft.NewTCPTransportWithConfig(cfg.Bind, addr, tcfg)
 	if err != nil {
 		_ = wal.Close()
 		_ = meta.Close()
@@ -168,6 +177,9 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 		return nil, err
 	}
 	n.Raft = r
+	if peers != nil {
+		peers.raft.Store(r)
+	}
 	n.obsCh = make(chan raft.Observation, 16)
 	n.obs = raft.NewObserver(n.obsCh, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
