@@ -124,11 +124,7 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "wal"), 0o755); err != nil {
 		return nil, err
 	}
-	// raft-wal's Close leaves its metadata database (and the file lock on it) open: the node
-	// owns it so that a restart in the same process can open the log again.
-	meta := &metadb.BoltMetaDB{}
-	wal, err := raftwal.Open(filepath.Join(cfg.Dir, "wal"), raftwal.WithMetaStore(meta),
-		raftwal.WithSegmentSize(16<<20))
+	wal, meta, err := openWAL(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the Raft log in %s: %w", cfg.Dir, err)
 	}
