@@ -327,3 +327,26 @@ func TestSlidingWindowNeverExceedsLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingWindowLateTimeKeepsOrder: a request decided with an earlier time than the log's
+// last entry (its connection read the clock first, another took the key's lock first) joins
+// the last entry, so the log's times stay strictly increasing, as RATELIMIT.SETSTATE requires
+// when replicas and the append-only log replay the state. Before, it was appended out of
+// order and every replay of the key's state failed with a syntax error.
+func TestSlidingWindowLateTimeKeepsOrder(t *testing.T) {
+	var w Window
+	for _, now := range []int64{1000, 1002, 1001, 1002, 999} {
+		if r := w.Check(now, 60000, 10, 1, 1024, true); !r.Allowed {
+			t.Fatalf("request at %d denied", now)
+		}
+	}
+	want := []WindowEntry{{TS: 1000, Units: 1}, {TS: 1002, Units: 4}}
+	if len(w.Entries) != len(want) || w.Sum != 5 {
+		t.Fatalf("entries %v sum %d, want %v sum 5", w.Entries, w.Sum, want)
+	}
+	for i := range want {
+		if w.Entries[i] != want[i] {
+			t.Fatalf("entries %v, want %v", w.Entries, want)
+		}
+	}
+}

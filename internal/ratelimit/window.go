@@ -66,7 +66,12 @@ func (w *Window) Check(nowMs, windowMs, limit, cost, maxEntries int64, record bo
 
 func (w *Window) add(nowMs, units, limit, maxEntries int64) {
 	w.Sum += units
-	if n := len(w.Entries); n > 0 && w.Entries[n-1].TS == nowMs {
+	// A request can hold an earlier time than the last entry: its connection read the clock
+	// before another's, which then took the key's lock first. Its units go into the last
+	// entry: the log keeps strictly increasing times (RATELIMIT.SETSTATE, snapshots and
+	// Prune rely on it), and counting them at the later time only makes them leave the
+	// window later: it can deny a little early, never admit more.
+	if n := len(w.Entries); n > 0 && w.Entries[n-1].TS >= nowMs {
 		w.Entries[n-1].Units += units
 	} else {
 		if n == cap(w.Entries) {
