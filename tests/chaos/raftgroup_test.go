@@ -282,11 +282,12 @@ func (g *group) lastLogIndex(i int) uint64 {
 	return n
 }
 
-// event is one nemesis step, for the log and the liveness check.
+// event is one nemesis step, for the log and the liveness check: at is just before the
+// fault, done once it is in place (the process reaped or stopped, the links blackholed).
 type event struct {
-	at   time.Time
-	what string
-	node int // 0-based; -1 for all
+	at, done time.Time
+	what     string
+	node     int // 0-based; -1 for all
 }
 
 // nemesis runs the schedule of design §5.3 from t0 (times relative to it) and returns the
@@ -299,32 +300,57 @@ func (g *group) nemesis(t0 time.Time) (evs []event, killAll, restarted time.Time
 	at := func(s float64) { time.Sleep(time.Until(t0.Add(time.Duration(s * float64(time.Second))))) }
 	note := func(what string, node int) time.Time {
 		now := time.Now()
-		evs = append(evs, event{at: now, what: what, node: node})
+		evs = append(evs, event{at: now, done: now, what: what, node: node})
 		t.Logf("t=%5.2fs %s n%d", now.Sub(t0).Seconds(), what, node+1)
 		return now
+	}
+	// inPlace marks the last fault as in place.
+	inPlace := func() { evs[len(evs)-1].done = time.Now() }
+
+	// newLeader logs how long after since another node than old served as leader, polling
+	// for at most d.
+	newLeader := func(old int, since time.Time, d time.Duration) {
+		for deadline := since.Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			for i := range g.nodes {
+				if i == old {
+					continue
+				}
+				if st := g.status(i, 200*time.Millisecond); st != nil && st["role"] == "leader" {
+					t.Logf("        n%d serving as leader %v after it", i+1, time.Since(since).Round(time.Millisecond))
+					return
+				}
+			}
+		}
+		t.Logf("        no other node serving as leader within %v", d)
 	}
 
 	at(5)
 	l := g.waitLeader(20 * time.Second)
-	note("SIGKILL leader", l)
+	killed := note("SIGKILL leader", l)
 	g.nodes[l].Kill()
+	inPlace()
+	newLeader(l, killed, 4*time.Second)
 	at(10)
 	note("restart", l)
 	g.nodes[l].Restart()
 
 	at(15)
 	l = g.waitLeader(20 * time.Second)
-	note("SIGSTOP leader", l)
+	stopped := note("SIGSTOP leader", l)
 	g.nodes[l].Pause()
-	time.Sleep(3 * time.Second)
+	inPlace()
+	newLeader(l, stopped, 3*time.Second)
+	time.Sleep(time.Until(stopped.Add(3 * time.Second)))
 	note("SIGCONT", l)
 	g.nodes[l].Resume()
 
 	at(22)
 	l = g.waitLeader(20 * time.Second)
-	note("partition leader from both followers", l)
+	cut := note("partition leader from both followers", l)
 	g.net.Isolate(l + 1)
-	time.Sleep(5 * time.Second)
+	inPlace()
+	newLeader(l, cut, 5*time.Second)
+	time.Sleep(time.Until(cut.Add(5 * time.Second)))
 	note("heal", l)
 	g.net.Heal()
 
@@ -333,6 +359,7 @@ func (g *group) nemesis(t0 time.Time) (evs []event, killAll, restarted time.Time
 	for _, n := range g.nodes {
 		n.Kill()
 	}
+	inPlace()
 	for _, n := range g.nodes {
 		n.Restart()
 	}
