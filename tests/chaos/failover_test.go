@@ -147,13 +147,18 @@ func gcraVariant() variant {
 // the millisecond; the run is shorter than the window, so no key may ever have more than its
 // limit admitted over the whole run, with no slack at all.
 func TestRateLimitSlidingWindowFailoverNoOverAdmit(t *testing.T) {
+	runFailover(t, slidingWindowVariant())
+}
+
+// slidingWindowVariant is the RATELIMIT sliding_window workload and its checks.
+func slidingWindowVariant() variant {
 	limiter := func(key string) (string, int64) {
 		if key == hotKey() {
 			return "hot", hotBurst
 		}
 		return "cold", coldBurst
 	}
-	runFailover(t, variant{
+	return variant{
 		setup: func(ctx context.Context, c doer) error {
 			if err := c.Do(ctx, "RATELIMIT.CREATE", "hot", hotBurst, period.Milliseconds(), "ALGO", "sliding_window").Err(); err != nil {
 				return err
@@ -224,7 +229,7 @@ func TestRateLimitSlidingWindowFailoverNoOverAdmit(t *testing.T) {
 		// Denied totals are not logged per denial; the leader may flush aggregated denied
 		// totals (design §3.4), at most one entry per 100 ms.
 		logAllowance: func(_ int, d time.Duration) uint64 { return 1 + uint64(d/(100*time.Millisecond)) },
-	})
+	}
 }
 
 // isTransient reports whether err is one a client may see during a failover: the retryable

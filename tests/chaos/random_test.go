@@ -10,7 +10,8 @@ import (
 )
 
 // TestGCRARandomNemesis is an opt-in soak (HOTKV_CHAOS_RANDOM=1; HOTKV_CHAOS_SEED=n repeats a
-// run): the GCRA workload and checks of TestGCRAFailoverNoOverAdmit under a random sequence
+// run; HOTKV_CHAOS_WORKLOAD=ratelimit runs the sliding-window workload instead): the GCRA
+// workload and checks of TestGCRAFailoverNoOverAdmit under a random sequence
 // of single faults for 40 s: the leader or a follower SIGKILLed and restarted, a node
 // SIGSTOPped, isolated, or cut off one way from the leader, leadership transferred, every
 // link delayed. At most one node is faulty at a time, so a majority is always there and the
@@ -25,7 +26,13 @@ func TestGCRARandomNemesis(t *testing.T) {
 	}
 	t.Logf("HOTKV_CHAOS_SEED=%d", seed)
 	rnd := rand.New(rand.NewPCG(seed, seed))
+	// HOTKV_CHAOS_RANDOM=aggressive also takes two nodes down at once (no majority meanwhile),
+	// so only safety and the final checks apply, not the liveness bound.
+	aggressive := os.Getenv("HOTKV_CHAOS_RANDOM") == "aggressive"
 	v := gcraVariant()
+	if os.Getenv("HOTKV_CHAOS_WORKLOAD") == "ratelimit" {
+		v = slidingWindowVariant()
+	}
 	v.nemesis = func(g *group, t0 time.Time) ([]event, time.Time, time.Time) {
 		var evs []event
 		dur := func(lo, hi float64) time.Duration {
@@ -38,7 +45,30 @@ func TestGCRARandomNemesis(t *testing.T) {
 		for time.Since(t0) < failoverRun-3*time.Second {
 			l := g.waitLeader(30 * time.Second)
 			other := (l + 1 + rnd.IntN(2)) % 3
-			switch rnd.IntN(7) {
+			kinds := 7
+			if aggressive {
+				kinds = 8
+			}
+			switch rnd.IntN(kinds) {
+			case 7:
+				// Two nodes faulty at once: no majority until they come back.
+				a, b := l, other
+				faults := []func(n int) func(){
+					func(n int) func() { g.nodes[n].Kill(); return g.nodes[n].Restart },
+					func(n int) func() { g.nodes[n].Pause(); return g.nodes[n].Resume },
+					func(n int) func() { g.net.Isolate(n + 1); return g.net.Heal },
+				}
+				fa, fb := rnd.IntN(3), rnd.IntN(3)
+				if fa == 2 && fb == 2 {
+					fb = 0 // one isolation at a time: Isolate replaces the partition
+				}
+				note("double fault "+strconv.Itoa(fa)+"/"+strconv.Itoa(fb)+" on leader and", b)
+				undoA := faults[fa](a)
+				undoB := faults[fb](b)
+				time.Sleep(dur(0.5, 2))
+				note("undo double fault", b)
+				undoB()
+				undoA()
 			case 0:
 				note("SIGKILL leader", l)
 				g.nodes[l].Kill()
@@ -92,6 +122,9 @@ func TestGCRARandomNemesis(t *testing.T) {
 			time.Sleep(dur(0.3, 1))
 		}
 		time.Sleep(time.Until(t0.Add(failoverRun)))
+		if aggressive {
+			return evs, t0, time.Now()
+		}
 		return evs, time.Time{}, time.Time{}
 	}
 	runFailover(t, v)
