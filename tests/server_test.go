@@ -449,3 +449,68 @@ func TestDebugSleepHoldsKeys(t *testing.T) {
 	require.GreaterOrEqual(t, time.Since(before), time.Second, "GET ran only after the sleep")
 	<-done
 }
+
+// TestDebugDigest: DEBUG DIGEST is all zeros for an empty dataset and equal on two servers
+// that hold the same keys and named limiters whatever order they were written in (big sets
+// and hashes included); any change to a value, an expire time or a limiter's state changes
+// it, while total_denied (per node in replicated mode) does not.
+func TestDebugDigest(t *testing.T) {
+	a := testutil.StartServer(t, "--enable-debug-command", "yes")
+	b := testutil.StartServer(t, "--enable-debug-command", "yes")
+	ca, cb := a.Client(t, 2), b.Client(t, 2)
+	digest := func(c *redis.Client) string {
+		t.Helper()
+		d, err := c.Do(ctx, "DEBUG", "DIGEST").Text()
+		require.NoError(t, err)
+		require.Len(t, d, 40)
+		return d
+	}
+	require.Equal(t, strings.Repeat("0", 40), digest(ca))
+	var cmds [][]any
+	for i := range 300 {
+		cmds = append(cmds, []any{"SADD", "s", fmt.Sprint("m", i)}, []any{"HSET", "h", fmt.Sprint("f", i), i})
+	}
+	cmds = append(cmds, []any{"SET", "str", "v", "PXAT", 4102444800000}, []any{"SET", "n", 42},
+		[]any{"RPUSH", "l", "a", "b"}, []any{"ZADD", "z", 1, "a", 2, "b"},
+		[]any{"RATELIMIT.CREATE", "api", 2, 3600000}, []any{"RATELIMIT.CHECK", "api", "k"},
+		[]any{"GCRA.LIMIT", "g", 3600000, 10})
+	for _, cmd := range cmds {
+		require.NoError(t, ca.Do(ctx, cmd...).Err())
+	}
+	for i := len(cmds) - 1; i >= 0; i-- {
+		cmd := cmds[i]
+		if cmd[0] == "RATELIMIT.CREATE" || cmd[0] == "RATELIMIT.CHECK" || cmd[0] == "GCRA.LIMIT" {
+			continue // order matters for these: replayed below in the same order
+		}
+		require.NoError(t, cb.Do(ctx, cmd...).Err())
+	}
+	require.NoError(t, cb.Do(ctx, "RATELIMIT.CREATE", "api", 2, 3600000).Err())
+	require.NoError(t, cb.Do(ctx, "RATELIMIT.CHECK", "api", "k").Err())
+	for _, c := range []*redis.Client{ca, cb} {
+		// Same times on both servers from here on, so the limiters' states are equal.
+		require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "SET", 1000).Err())
+		require.NoError(t, c.Do(ctx, "RATELIMIT.RESET", "api", "k").Err())
+		require.NoError(t, c.Do(ctx, "GCRA.RESET", "g").Err())
+		for range 2 { // the limit: the key's budget is spent
+			require.NoError(t, c.Do(ctx, "RATELIMIT.CHECK", "api", "k").Err())
+		}
+		require.NoError(t, c.Do(ctx, "GCRA.LIMIT", "g", 3600000, 10).Err())
+	}
+	da := digest(ca)
+	require.NotEqual(t, strings.Repeat("0", 40), da)
+	require.Equal(t, da, digest(cb), "same dataset written in another order")
+
+	// total_denied is left out: denials on one server only.
+	for range 3 {
+		v, err := ca.Do(ctx, "RATELIMIT.CHECK", "api", "k").Slice()
+		require.NoError(t, err)
+		require.EqualValues(t, 0, v[0], "denied")
+	}
+	require.Equal(t, da, digest(ca))
+	for _, change := range [][]any{{"PEXPIREAT", "str", 4102444800001}, {"SADD", "s", "new"}, {"HSET", "h", "f1", "x"},
+		{"RATELIMIT.CHECK", "api", "k2"}, {"GCRA.LIMIT", "g", 3600000, 10}} {
+		require.NoError(t, cb.Do(ctx, change...).Err())
+		require.NotEqual(t, da, digest(cb), "after %v", change)
+		da = digest(cb)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/glob"
+	"github.com/hotkv/hotkv/internal/persist"
 	"github.com/hotkv/hotkv/internal/rdb"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/store"
@@ -60,6 +61,7 @@ func serverCommands() []*Command {
 				"- `DEBUG CLOCK ADVANCE ms`: freeze the clock if it is running and move it forward by `ms` (HotKV only).\n" +
 				"- `DEBUG CLOCK RESET`: return to the wall clock (HotKV only).\n" +
 				"- `DEBUG EXPIRE-NOW`: delete every key whose expire time has passed at the server clock's time and reply how many (HotKV only).\n" +
+				"- `DEBUG DIGEST`: 40 hex digits that are equal on two servers exactly when they hold the same keys (values and expire times) and the same named limiters (settings, `total_allowed`, every key's state; not `total_denied`), all zeros when empty. Order-independent, like Redis's, but not Redis's values; replicated groups compare it across nodes.\n" +
 				"- `DEBUG ERROR message`: reply `message` as an error, for client tests.\n" +
 				"- `DEBUG CONFIG-REWRITE-FORCE-ALL`: CONFIG REWRITE writing every directive, defaults included.\n" +
 				"- `DEBUG OBJECT key`: Redis's one-line summary of the value (address, refcount, encoding, serialized length, LRU clock, idle seconds); Redis's quicklist statistics are left out.\n" +
@@ -795,6 +797,8 @@ var debugHelp = helpHandler(
 	"    Freeze the server clock if it is running and move it forward by <ms>.",
 	"CLOCK RESET",
 	"    Return the server clock to the wall clock.",
+	"DIGEST",
+	"    Output a hex signature representing the current DB content.",
 	"ERROR <string>",
 	"    Return a Redis protocol error with <string> as message. Useful for clients",
 	"    unit tests to simulate Redis errors.",
@@ -848,6 +852,17 @@ func debugCommand(c *Ctx) {
 			return
 		}
 		c.W.Int(int64(c.Store.ExpireNow()))
+	case c.ArgIs(1, "digest") && n == 2:
+		if c.allLocked {
+			c.Error("ERR DEBUG DIGEST is not allowed in a transaction")
+			return
+		}
+		d, err := persist.Digest(c.Store, c.Now)
+		if err != nil {
+			c.Error("ERR " + err.Error())
+			return
+		}
+		c.W.Simple(d)
 	case c.ArgIs(1, "clock") && n >= 3:
 		debugClock(c)
 	case c.ArgIs(1, "object") && n == 3:

@@ -102,3 +102,25 @@ func TestParseArgsLikeRedis(t *testing.T) {
 		t.Errorf("--port alone: %v", err)
 	}
 }
+
+// TestRaftPeerAddr: raft-peer-addr lines accumulate into id/address pairs; odd counts, bad
+// addresses and a node named twice are refused.
+func TestRaftPeerAddr(t *testing.T) {
+	c, err := Load(Directives(), []string{"--raft-peer-addr", "n2 127.0.0.1:7102", "--raft-peer-addr", "n3", "127.0.0.1:7103"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := PeerAddrs(c.Get("raft-peer-addr"))
+	if len(got) != 2 || got["n2"] != "127.0.0.1:7102" || got["n3"] != "127.0.0.1:7103" {
+		t.Fatalf("PeerAddrs = %v (value %q)", got, c.Get("raft-peer-addr"))
+	}
+	if PeerAddrs("") != nil {
+		t.Fatal("an empty raft-peer-addr has overrides")
+	}
+	for _, bad := range [][]string{{"--raft-peer-addr", "n2"}, {"--raft-peer-addr", "n2 nohost"},
+		{"--raft-peer-addr", "n2 127.0.0.1:0"}, {"--raft-peer-addr", "n2 h:1 n2 h:2"}} {
+		if _, err := Load(Directives(), bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}

@@ -170,6 +170,8 @@ func Directives() []*Directive {
 			Doc: "Address the other members dial for this node's Raft port, and that followers name in `-MOVED` replies when this node leads. The Raft transport listens on it."},
 		{Name: "raft-node-id", Type: String, Default: "", Group: "replication",
 			Doc: "This node's id in its group (`RAFT ADD id ...`); it must never change for a `raft-dir`. Empty: `<raft-announce-ip>:<raft-port>`."},
+		{Name: "raft-peer-addr", Type: Special, Default: "", Accumulate: true, Parse: parsePeerAddrs, Group: "replication",
+			Doc: "`<node-id> <host:port>`: dial member `node-id` at this address instead of the Raft address in the group's configuration (which stays the same on every node). Repeat the line (or list several pairs) for several members; members without one are dialled at their configured address. For a NAT or tunnel in front of a member, and for the failover tests, which route every node-to-node link through a fault proxy (docs/testing.md). Read at startup."},
 		{Name: "raft-bootstrap", Type: Bool, Default: "no", Group: "replication",
 			Doc: "Start a new group whose only voter is this node, if `raft-dir` holds no Raft state yet (the same as `RAFT BOOTSTRAP`). Other nodes join with `RAFT ADD` sent to the leader."},
 		{Name: "raft-dir", Type: String, Default: "raft", Protected: true, Group: "replication",
@@ -301,6 +303,39 @@ func parseSave(v string) (string, error) {
 		out[i] = strconv.FormatInt(n, 10)
 	}
 	return strings.Join(out, " "), nil
+}
+
+// parsePeerAddrs checks raft-peer-addr: pairs of a node id and a host:port, each id once.
+func parsePeerAddrs(v string) (string, error) {
+	f := strings.Fields(v)
+	if len(f)%2 != 0 {
+		return "", errors.New("raft-peer-addr takes pairs of <node-id> <host:port>")
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(f); i += 2 {
+		if seen[f[i]] {
+			return "", errors.New("raft-peer-addr names node " + f[i] + " twice")
+		}
+		seen[f[i]] = true
+		host, port, err := net.SplitHostPort(f[i+1])
+		if p, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || p < 1 || p > 65535 {
+			return "", errors.New("raft-peer-addr: " + f[i+1] + " is not a host:port")
+		}
+	}
+	return strings.Join(f, " "), nil
+}
+
+// PeerAddrs turns a raft-peer-addr value into node id -> address (nil when empty).
+func PeerAddrs(v string) map[string]string {
+	f := strings.Fields(v)
+	if len(f) < 2 {
+		return nil
+	}
+	m := make(map[string]string, len(f)/2)
+	for i := 0; i+1 < len(f); i += 2 {
+		m[f[i]] = f[i+1]
+	}
+	return m
 }
 
 // SavePoint is one `save` pair: a background save is due after Changes writes once more than

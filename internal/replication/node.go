@@ -42,6 +42,9 @@ type Config struct {
 	TrailingLogs uint64
 	// LogOutput, when set, receives hashicorp/raft's own log lines.
 	LogOutput io.Writer
+	// PeerAddrs maps member ids to the address this node dials for them instead of the one
+	// in the group's configuration (raft-peer-addr; see peers.go). Empty: no override.
+	PeerAddrs map[string]string
 }
 
 // FSM is what the server implements: entries are applied in log order on every node.
@@ -124,11 +127,7 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "wal"), 0o755); err != nil {
 		return nil, err
 	}
-	// raft-wal's Close leaves its metadata database (and the file lock on it) open: the node
-	// owns it so that a restart in the same process can open the log again.
-	meta := &metadb.BoltMetaDB{}
-	wal, err := raftwal.Open(filepath.Join(cfg.Dir, "wal"), raftwal.WithMetaStore(meta),
-		raftwal.WithSegmentSize(16<<20))
+	wal, meta, err := openWAL(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the Raft log in %s: %w", cfg.Dir, err)
 	}
@@ -144,7 +143,13 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 		_ = meta.Close()
 		return nil, fmt.Errorf("raft address %q: %w", cfg.Bind, err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.Bind, addr, 4, 5*time.Second, logger)
+	var peers *peerAddrs
+	tcfg := &raft.NetworkTransportConfig{MaxPool: 4, Timeout: 5 * time.Second, Logger: logger}
+	if len(cfg.PeerAddrs) > 0 {
+		peers = newPeerAddrs(cfg.NodeID, cfg.Bind, cfg.PeerAddrs)
+		tcfg.ServerAddressProvider = peers
+	}
+	trans, err := raft.NewTCPTransportWithConfig(cfg.Bind, addr, tcfg)
 	if err != nil {
 		_ = wal.Close()
 		_ = meta.Close()
@@ -171,6 +176,9 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 		return nil, err
 	}
 	n.Raft = r
+	if peers != nil {
+		peers.raft.Store(r)
+	}
 	n.obsCh = make(chan raft.Observation, 16)
 	n.obs = raft.NewObserver(n.obsCh, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)

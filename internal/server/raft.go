@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/persist"
 	"github.com/hotkv/hotkv/internal/replication"
 	"github.com/hotkv/hotkv/internal/store"
@@ -156,6 +157,7 @@ func (s *Server) startRaft() error {
 		SnapshotThreshold: uint64(s.cfg.GetInt("raft-snapshot-threshold")),
 		SnapshotInterval:  time.Duration(s.cfg.GetInt("raft-snapshot-interval")) * time.Millisecond,
 		TrailingLogs:      uint64(s.cfg.GetInt("raft-trailing-logs")),
+		PeerAddrs:         config.PeerAddrs(s.cfg.Get("raft-peer-addr")),
 	}
 	if os.Getenv("HOTKV_RAFT_DEBUG") != "" {
 		r.cfg.LogOutput = os.Stderr
