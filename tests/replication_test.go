@@ -137,6 +137,11 @@ func waitApplied(t *testing.T, leader *raftNode, nodes []*raftNode) {
 		}
 		return true
 	})
+	for _, n := range nodes {
+		if e := n.status(t)["apply_errors"]; e != "0" {
+			t.Fatalf("%s failed to apply %s effects of the log", n.id, e)
+		}
+	}
 }
 
 func TestReplicationSingleNode(t *testing.T) {

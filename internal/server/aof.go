@@ -597,7 +597,9 @@ type replayer struct {
 	client command.Client
 	ctx    command.Ctx
 	db     int
-	errors int64
+	// errors counts the effects that failed (a reply that is an error): a replica's count is
+	// RAFT STATUS apply_errors, since each one is a divergence from the leader.
+	errors atomic.Int64
 }
 
 func (r *replayer) init() {
@@ -633,8 +635,12 @@ func (r *replayer) exec(seg string, b *persist.Batch, args [][]byte) {
 	r.ctx.DB = r.s.store.DB(r.client.DB)
 	r.s.table.Exec(&r.ctx)
 	if buf := r.ctx.W.Buf; len(buf) > 0 && buf[0] == '-' {
-		r.errors++
-		if r.errors <= 5 {
+		if n := r.errors.Add(1); seg == "raft" {
+			// A replica that cannot apply what the leader did has diverged from it: loud,
+			// every time (RAFT STATUS apply_errors counts them).
+			r.s.log.Error("An effect applied from the Raft log failed; this replica now differs from the leader",
+				"effect", clip(string(joinArgs(args)), 200), "reply", clip(string(buf), 200), "apply_errors", n)
+		} else if n <= 5 {
 			r.s.log.Warn("An effect replayed from the append-only log failed", "file", seg, "offset", b.Offset,
 				"effect", clip(string(joinArgs(args)), 200), "reply", clip(string(buf), 200))
 		}
@@ -645,8 +651,8 @@ func (r *replayer) exec(seg string, b *persist.Batch, args [][]byte) {
 // finish reports the replay's errors and whether it ended inside a transaction block, which
 // it then discards.
 func (r *replayer) finish() (discarded bool) {
-	if r.errors > 0 {
-		r.s.log.Warn("Effects replayed from the append-only log failed", "count", r.errors)
+	if n := r.errors.Load(); n > 0 {
+		r.s.log.Warn("Effects replayed from the append-only log failed", "count", n)
 	}
 	if in, n := r.client.InMulti(); in {
 		r.s.log.Warn("The append-only log ends inside a transaction that never reached its EXEC (it was never acknowledged); it is discarded", "queued_effects", n)

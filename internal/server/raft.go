@@ -690,6 +690,9 @@ func (r *replState) status() [][2]string {
 		[2]string{"commit_index", st["commit_index"]},
 		[2]string{"applied_index", strconv.FormatUint(node.Raft.AppliedIndex(), 10)},
 		[2]string{"last_snapshot_index", st["last_snapshot_index"]},
+		// Effects this node failed to apply from the log: each is a divergence (a bug); 0 is
+		// the only healthy value.
+		[2]string{"apply_errors", strconv.FormatInt(r.rp.errors.Load(), 10)},
 		[2]string{"time_floor_ms", strconv.FormatInt(r.floor.Load(), 10)},
 		// How long ago a follower last heard from the leader ("never", "0" on the leader).
 		[2]string{"last_contact", st["last_contact"]},
@@ -764,7 +767,7 @@ func (r *replState) info(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "master_replid:%s\r\nmaster_repl_offset:%s\r\n", r.s.runID, st["applied_index"])
 	for _, k := range []string{"node_id", "raft_addr", "role", "leader_id", "leader_client_addr", "term",
-		"last_log_index", "commit_index", "applied_index", "last_snapshot_index", "time_floor_ms", "last_contact", "replication_ack", "members"} {
+		"last_log_index", "commit_index", "applied_index", "last_snapshot_index", "apply_errors", "time_floor_ms", "last_contact", "replication_ack", "members"} {
 		fmt.Fprintf(b, "raft_%s:%s\r\n", strings.TrimPrefix(k, "raft_"), st[k])
 	}
 }

@@ -394,6 +394,7 @@ func runFailover(t *testing.T, v variant) {
 	for _, n := range g.nodes {
 		for _, line := range strings.Split(n.Log(), "\n") {
 			if strings.Contains(line, "replayed from the append-only log failed") || strings.Contains(line, "Failed applying a Raft entry") ||
+				strings.Contains(line, "applied from the Raft log failed") ||
 				strings.Contains(line, "Corrupt Raft entry") || strings.Contains(line, "Malformed Raft entry") {
 				t.Errorf("%s: %s", n.Name, line)
 				break
