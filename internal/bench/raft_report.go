@@ -63,7 +63,7 @@ func (r *RaftResults) Markdown() string {
 	b.WriteString("Side by side, in the same run and interleaved, the same allowed decisions on a standalone HotKV and on Redis (the GCRA Lua script), both with `appendonly yes appendfsync always`: the single-node form of \"an allowed decision is durable before its reply\". ")
 	fmt.Fprintf(&b, "%s. All three servers, every node of the group and the load generator share this machine's %d cores: the group does three nodes' work on them.\n\n", r.Config, m.Cores)
 
-	b.WriteString("| pipeline | server | allowed decisions/s | allowed | p50 ms | p99 ms | p99.9 ms | CPU µs/decision (all nodes; leader) | vs Raft |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| pipeline | server | allowed decisions/s | allowed | p50 ms | p99 ms | p99.9 ms | server CPU µs/decision (Raft: all nodes; leader) | load generator CPU µs | ceiling/s | vs Raft |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for i := range r.Cases {
 		c := &r.Cases[i]
 		raft := Median(c.Stat(NameRaft, allowedRate))
@@ -77,7 +77,13 @@ func (r *RaftResults) Markdown() string {
 				allowed += s.Allowed
 				total += s.Decisions
 			}
-			cpu := fmt.Sprintf("%.1f", Median(c.Stat(srv, func(s Sample) float64 { return s.UserUs })))
+			srvUs := Median(c.Stat(srv, func(s Sample) float64 { return s.UserUs }))
+			cliUs := Median(c.Stat(srv, func(s Sample) float64 { return s.ClientUs }))
+			ceiling := "–"
+			if srvUs+cliUs > 0 {
+				ceiling = kfmt(float64(m.Cores) * 1e6 / (srvUs + cliUs))
+			}
+			cpu := fmt.Sprintf("%.1f", srvUs)
 			if srv == NameRaft {
 				cpu += fmt.Sprintf("; %.1f", Median(c.Stat(srv, func(s Sample) float64 { return s.LeaderUs })))
 			}
@@ -85,11 +91,11 @@ func (r *RaftResults) Markdown() string {
 			if srv != NameRaft && raft > 0 {
 				vs = fmt.Sprintf("%.2f×", rate/raft)
 			}
-			fmt.Fprintf(&b, "| %d | %s | **%s** | %s | %.2f | %.2f | %.2f | %s | %s |\n", c.Pipeline, srv, spread(c.Stat(srv, allowedRate)),
-				fracString(allowed, total), Median(c.Stat(srv, p50)), Median(c.Stat(srv, p99)), Median(c.Stat(srv, p999)), cpu, vs)
+			fmt.Fprintf(&b, "| %d | %s | **%s** | %s | %.2f | %.2f | %.2f | %s | %.1f | %s | %s |\n", c.Pipeline, srv, spread(c.Stat(srv, allowedRate)),
+				fracString(allowed, total), Median(c.Stat(srv, p50)), Median(c.Stat(srv, p99)), Median(c.Stat(srv, p999)), cpu, cliUs, ceiling, vs)
 		}
 	}
-	b.WriteString("\n*allowed* is the share of all measured replies that were allowed decisions (the run fails on any error reply); *vs Raft* is the server's rate over the group's. CPU is user + kernel time from /proc per decision, warmup included.\n")
+	b.WriteString("\n*allowed* is the share of all measured replies that were allowed decisions (the run fails on any error reply); *vs Raft* is the server's rate over the group's. CPU is user + kernel time per decision (the servers' from /proc, warmup included; the load generator's from getrusage); *ceiling* is cores × 10^6 / (server + load generator µs), the rate at which these processes alone would keep every core of the machine busy: an upper bound for this machine with nothing else running (the measured rate falls short of it when other work shares the cores, or when the processes wait on fsyncs with cores idle).\n")
 
 	if len(r.Failovers) > 0 {
 		fmt.Fprintf(&b, "\n### Failover\n\nWith load running on the leader, the leader is killed with SIGKILL; one prober per survivor sends `GCRA.LIMIT` on fresh keys (1 ms apart while it gets `MOVED`/`CLUSTERDOWN`) and another polls its `RAFT STATUS`. *Elected* is from the kill to the first status of a survivor naming itself leader (role `promoting` or `leader`); *serving* is from the kill to the first allowed decision from a survivor. The killed node is then restarted and caught up before the next kill. ")

@@ -48,6 +48,9 @@ type Sample struct {
 	// LeaderUs is, for a Raft group, the leader's share of UserUs (which is then all nodes'
 	// CPU, user and kernel together).
 	LeaderUs float64 `json:"leader_us,omitempty"`
+	// ClientUs is the load generator's own CPU per request (the replicated benchmark, where
+	// it shares the cores with three nodes).
+	ClientUs float64 `json:"client_us,omitempty"`
 	// Allowed and Decisions count a rate-limit run's allowed replies among its measured ones.
 	Allowed   int64 `json:"allowed,omitempty"`
 	Decisions int64 `json:"decisions,omitempty"`
