@@ -43,7 +43,7 @@ fuzz:
 bench:
 	bash scripts/bench.sh $(BENCHARGS)
 
-## bench-raft: a 3-node Raft group on 127.0.0.1: allowed GCRA.LIMIT decisions/s (256 clients) against standalone HotKV and Redis with appendfsync always, and 5 leader kills; adds the "Replicated (Raft)" section to docs/benchmarks.md (BENCHARGS go to `hotkv-bench raft`)
+## bench-raft: a 3-node Raft group on 127.0.0.1: allowed GCRA.LIMIT decisions/s (256 clients) against standalone HotKV and Redis with appendfsync always, and 10 leader kills; adds the "Replicated (Raft)" section to docs/benchmarks.md (BENCHARGS go to `hotkv-bench raft`)
 bench-raft:
 	bash scripts/bench.sh raft $(BENCHARGS)
 

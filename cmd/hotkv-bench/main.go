@@ -315,18 +315,19 @@ func raftCmd(ctx context.Context, args []string) error {
 	redisBin := fs.String("redis-server", "redis-server", "redis-server binary")
 	addrs := fs.String("addrs", "", "client addresses of a running group to measure instead of starting one (no comparisons, no failovers)")
 	conns := fs.Int("c", 256, "client connections")
-	pipes := fs.String("P", "1", "comma-separated pipeline depths; the first is the headline")
+	pipes := fs.String("P", "1,16", "comma-separated pipeline depths; the first is the headline")
 	rounds := fs.Int("rounds", 3, "interleaved rounds per case")
 	dur := fs.Duration("d", 5*time.Second, "measured time per run")
 	warm := fs.Duration("warmup", time.Second, "unmeasured load before each run")
 	compare := fs.Bool("compare", true, "also run a standalone HotKV and Redis, both with appendfsync always")
-	failovers := fs.Int("failovers", 5, "leader kills (SIGKILL) under load")
+	failovers := fs.Int("failovers", 10, "leader kills (SIGKILL) under load")
 	foConns := fs.Int("failover-c", 64, "connections loading the leader when it is killed")
+	keep := fs.Bool("keep", false, "keep the group's directories (data and each node's server.log; HOTKV_RAFT_DEBUG=1 adds Raft's own log)")
 	serverArgs := fs.String("server-args", "", "extra arguments for every node of the group (e.g. \"--raft-heartbeat-timeout 1000\")")
 	fs.Parse(args)
 	cfg := bench.RaftConfig{HotKVBin: *hotkv, RedisBin: *redisBin, Addrs: splitList(*addrs), Conns: *conns, Rounds: *rounds,
 		Duration: *dur, Warmup: *warm, Compare: *compare, Failovers: *failovers, FailoverConns: *foConns,
-		ServerArgs: strings.Fields(*serverArgs), Log: os.Stderr}
+		ServerArgs: strings.Fields(*serverArgs), Keep: *keep, Log: os.Stderr}
 	for _, f := range splitList(*pipes) {
 		var n int
 		if _, err := fmt.Sscan(f, &n); err != nil || n < 1 {

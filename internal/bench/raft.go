@@ -68,6 +68,8 @@ type RaftConfig struct {
 	FailoverConns int
 	// ServerArgs are extra arguments for every node of the group (raft-* directives, say).
 	ServerArgs []string
+	// Keep leaves the group's directories (data, server.log) in place for a look afterwards.
+	Keep bool
 	Log        io.Writer
 }
 
@@ -119,6 +121,7 @@ type RaftNode struct {
 type RaftGroup struct {
 	Nodes []*RaftNode
 	root  string
+	keep  bool
 }
 
 // StartRaftGroup starts n nodes in fresh directories, bootstraps the first and adds the others
@@ -199,7 +202,7 @@ func (g *RaftGroup) Stop() {
 			nd.proc.kill()
 		}
 	}
-	if g.root != "" {
+	if g.root != "" && !g.keep {
 		os.RemoveAll(g.root)
 	}
 }
@@ -335,6 +338,10 @@ func RunRaft(ctx context.Context, cfg RaftConfig) (*RaftResults, error) {
 		var err error
 		if g, err = StartRaftGroup(ctx, cfg.HotKVBin, 3, cfg.ServerArgs); err != nil {
 			return nil, err
+		}
+		if cfg.Keep {
+			g.keep = true
+			cfg.logf("the group's directories stay in %s", g.root)
 		}
 		defer g.Stop()
 	}
@@ -568,6 +575,15 @@ func (g *RaftGroup) failover(ctx context.Context, conns int) (FailoverRow, error
 	if elected.IsZero() || elected.After(serving) {
 		// Served before a status poll saw the election: the serving time bounds it.
 		elected = serving
+	}
+	if term == "" {
+		for _, nd := range survivors {
+			if nd.ID == newLeader {
+				if st, err := RaftStatus(ctx, nd.Client, time.Second); err == nil {
+					term = st["term"]
+				}
+			}
+		}
 	}
 	row := FailoverRow{Killed: leader.ID, NewLeader: newLeader, Term: term,
 		ElectedMs: msf(elected.Sub(killedAt)), ServingMs: msf(serving.Sub(killedAt))}
