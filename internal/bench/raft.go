@@ -70,7 +70,7 @@ type RaftConfig struct {
 	ServerArgs []string
 	// Keep leaves the group's directories (data, server.log) in place for a look afterwards.
 	Keep bool
-	Log        io.Writer
+	Log  io.Writer
 }
 
 func (c *RaftConfig) logf(format string, args ...any) {
