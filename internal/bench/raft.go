@@ -89,6 +89,12 @@ type FailoverRow struct {
 	// ServingMs is from the SIGKILL to the first allowed GCRA.LIMIT reply from a survivor.
 	ServingMs float64 `json:"serving_ms"`
 	Term      string  `json:"term"`
+	// Backlog is, at the first status naming the new leader, how many log entries it held
+	// beyond those it had applied: what it still had to apply before serving.
+	Backlog int64 `json:"backlog"`
+	// ServingTerm is the new leader's term once it served: above Term when the first leader
+	// elected lost its leadership before it served.
+	ServingTerm string `json:"serving_term"`
 }
 
 // RaftResults is what one `hotkv-bench raft` run measured.
@@ -445,7 +451,7 @@ func RunRaft(ctx context.Context, cfg RaftConfig) (*RaftResults, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failover %d: %w", i+1, err)
 		}
-		cfg.logf("  failover %d: killed %s, %s elected after %.0f ms, serving after %.0f ms (term %s)", i+1, f.Killed, f.NewLeader, f.ElectedMs, f.ServingMs, f.Term)
+		cfg.logf("  failover %d: killed %s, %s elected after %.0f ms, serving after %.0f ms (term %s, serving in term %s, %d entries to apply when elected)", i+1, f.Killed, f.NewLeader, f.ElectedMs, f.ServingMs, f.Term, f.ServingTerm, f.Backlog)
 		res.Failovers = append(res.Failovers, f)
 	}
 	res.Seconds = time.Since(res.Started).Seconds()
@@ -511,6 +517,7 @@ func (g *RaftGroup) failover(ctx context.Context, conns int) (FailoverRow, error
 		serving   time.Time
 		newLeader string
 		term      string
+		backlog   int64
 		wg        sync.WaitGroup
 	)
 	var killedAt time.Time
@@ -551,6 +558,9 @@ func (g *RaftGroup) failover(ctx context.Context, conns int) (FailoverRow, error
 					mu.Lock()
 					if elected.IsZero() {
 						elected, term = time.Now(), st["term"]
+						last, _ := strconv.ParseInt(st["last_log_index"], 10, 64)
+						applied, _ := strconv.ParseInt(st["applied_index"], 10, 64)
+						backlog = last - applied
 					}
 					mu.Unlock()
 					return
@@ -576,16 +586,18 @@ func (g *RaftGroup) failover(ctx context.Context, conns int) (FailoverRow, error
 		// Served before a status poll saw the election: the serving time bounds it.
 		elected = serving
 	}
-	if term == "" {
-		for _, nd := range survivors {
-			if nd.ID == newLeader {
-				if st, err := RaftStatus(ctx, nd.Client, time.Second); err == nil {
-					term = st["term"]
-				}
+	servingTerm := ""
+	for _, nd := range survivors {
+		if nd.ID == newLeader {
+			if st, err := RaftStatus(ctx, nd.Client, time.Second); err == nil {
+				servingTerm = st["term"]
 			}
 		}
 	}
-	row := FailoverRow{Killed: leader.ID, NewLeader: newLeader, Term: term,
+	if term == "" {
+		term = servingTerm
+	}
+	row := FailoverRow{Killed: leader.ID, NewLeader: newLeader, Term: term, ServingTerm: servingTerm, Backlog: backlog,
 		ElectedMs: msf(elected.Sub(killedAt)), ServingMs: msf(serving.Sub(killedAt))}
 
 	// Bring the killed node back (same directory and ports) and let it catch up.

@@ -104,9 +104,9 @@ func (r *RaftResults) Markdown() string {
 		} else {
 			fmt.Fprintf(&b, "Settings: `%s`.\n\n", r.Settings)
 		}
-		b.WriteString("| # | killed | new leader | term | elected ms | serving ms |\n| --- | --- | --- | --- | --- | --- |\n")
+		b.WriteString("| # | killed | new leader | term (elected; serving) | entries to apply when elected | elected ms | serving ms |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 		for i, f := range r.Failovers {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %.0f | %.0f |\n", i+1, f.Killed, f.NewLeader, f.Term, f.ElectedMs, f.ServingMs)
+			fmt.Fprintf(&b, "| %d | %s | %s | %s; %s | %d | %.0f | %.0f |\n", i+1, f.Killed, f.NewLeader, f.Term, f.ServingTerm, f.Backlog, f.ElectedMs, f.ServingMs)
 		}
 		el, em, eh := FailoverStats(r.Failovers, func(f FailoverRow) float64 { return f.ElectedMs })
 		sl, sm, sh := FailoverStats(r.Failovers, func(f FailoverRow) float64 { return f.ServingMs })
