@@ -11,7 +11,7 @@ KEYS     ?= 1000000
 TTL      ?= 1s
 IMAGE    ?= hotkv:latest
 
-.PHONY: run build test fuzz stress-expiry docs lint setup bench redis-tests ratelimit-libs soak docker cluster-demo cluster-demo-stop
+.PHONY: run build test fuzz stress-expiry docs lint setup bench bench-raft redis-tests ratelimit-libs soak docker cluster-demo cluster-demo-stop
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
@@ -42,6 +42,10 @@ fuzz:
 ## bench: HotKV vs Redis 7 side by side; rewrites docs/benchmarks.md (BENCHARGS go to `hotkv-bench suite`)
 bench:
 	bash scripts/bench.sh $(BENCHARGS)
+
+## bench-raft: a 3-node Raft group on 127.0.0.1: allowed GCRA.LIMIT decisions/s (256 clients) against standalone HotKV and Redis with appendfsync always, and 10 leader kills; adds the "Replicated (Raft)" section to docs/benchmarks.md (BENCHARGS go to `hotkv-bench raft`)
+bench-raft:
+	bash scripts/bench.sh raft $(BENCHARGS)
 
 ## redis-tests: Redis's own TCL suite for the data types and scripting, HotKV vs Redis 7 in external mode; rewrites docs/compatibility.md (REDISTESTARGS go to scripts/redis-tests.sh: units, --server, --check PCT); not in `make test`
 redis-tests:

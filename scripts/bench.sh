@@ -4,9 +4,18 @@
 # interleaved, and rewrites docs/benchmarks.md, docs/benchmarks/*.png and results.json.
 # Extra arguments go to `hotkv-bench suite` (e.g. -rounds 5, -only set,gcra, -mem "").
 # Takes about 12 minutes on a 2-core machine; nothing else should run meanwhile.
+#
+# `make bench-raft` (`scripts/bench.sh raft [args]`): the replicated benchmark
+# (`hotkv-bench raft`, a 3-node group, standalone HotKV and Redis with appendfsync always, and
+# leader kills); it updates the "Replicated (Raft)" section of docs/benchmarks.md and keeps the
+# rest. About 2 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v redis-server >/dev/null || bash scripts/setup.sh
 go build -o bin/hotkv-server ./cmd/hotkv-server
 go build -o bin/hotkv-bench ./cmd/hotkv-bench
+if [ "${1:-}" = raft ]; then
+	shift
+	exec ./bin/hotkv-bench raft -hotkv bin/hotkv-server -redis-server "$(command -v redis-server)" -out docs "$@"
+fi
 exec ./bin/hotkv-bench suite -hotkv bin/hotkv-server -redis-server "$(command -v redis-server)" -out docs "$@"

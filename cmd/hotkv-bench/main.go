@@ -4,6 +4,7 @@
 //	hotkv-bench memory [flags]                    bytes per rate-limit key
 //	hotkv-bench snapshot [flags]                  latency during BGSAVE against without
 //	hotkv-bench suite [flags]                     HotKV and Redis interleaved; writes docs/benchmarks.md
+//	hotkv-bench raft [flags]                      a 3-node Raft group: allowed decisions, failover
 //
 // It speaks raw pipelined RESP (see internal/bench), so what it measures is the server.
 package main
@@ -38,7 +39,7 @@ func main() {
 	mode := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		switch args[0] {
-		case "run", "memory", "snapshot", "suite":
+		case "run", "memory", "snapshot", "suite", "raft":
 			mode, args = args[0], args[1:]
 		}
 	}
@@ -52,6 +53,8 @@ func main() {
 		err = snapshotCmd(ctx, args)
 	case "suite":
 		err = suiteCmd(ctx, args)
+	case "raft":
+		err = raftCmd(ctx, args)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hotkv-bench:", err)
@@ -250,6 +253,12 @@ func suiteCmd(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	if *from == "" {
+		// The replicated benchmark runs on its own (`hotkv-bench raft`): keep its last results.
+		if old, err := readResults(filepath.Join(dir, "results.json")); err == nil {
+			res.Raft = old.Raft
+		}
+	}
 	if *from == "" || *aggOnly {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
@@ -283,4 +292,84 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+func readResults(path string) (*bench.Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	res := &bench.Results{}
+	if err := json.Unmarshal(b, res); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}
+
+// raftCmd runs the replicated benchmark and, with -out, merges it into the suite's
+// results.json and rewrites benchmarks.md (the rest of the report is kept as it was).
+func raftCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("raft", flag.ExitOnError)
+	out := fs.String("out", "", "directory of benchmarks.md and benchmarks/results.json to update (empty: print only)")
+	hotkv := fs.String("hotkv", "bin/hotkv-server", "hotkv-server binary")
+	redisBin := fs.String("redis-server", "redis-server", "redis-server binary")
+	addrs := fs.String("addrs", "", "client addresses of a running group to measure instead of starting one (no comparisons, no failovers)")
+	conns := fs.Int("c", 256, "client connections")
+	pipes := fs.String("P", "1,16", "comma-separated pipeline depths; the first is the headline")
+	rounds := fs.Int("rounds", 3, "interleaved rounds per case")
+	dur := fs.Duration("d", 5*time.Second, "measured time per run")
+	warm := fs.Duration("warmup", time.Second, "unmeasured load before each run")
+	compare := fs.Bool("compare", true, "also run a standalone HotKV and Redis, both with appendfsync always")
+	failovers := fs.Int("failovers", 10, "leader kills (SIGKILL) under load")
+	foConns := fs.Int("failover-c", 64, "connections loading the leader when it is killed")
+	keep := fs.Bool("keep", false, "keep the group's directories (data and each node's server.log; HOTKV_RAFT_DEBUG=1 adds Raft's own log)")
+	serverArgs := fs.String("server-args", "", "extra arguments for every node of the group (e.g. \"--raft-heartbeat-timeout 1000\")")
+	fs.Parse(args)
+	cfg := bench.RaftConfig{HotKVBin: *hotkv, RedisBin: *redisBin, Addrs: splitList(*addrs), Conns: *conns, Rounds: *rounds,
+		Duration: *dur, Warmup: *warm, Compare: *compare, Failovers: *failovers, FailoverConns: *foConns,
+		ServerArgs: strings.Fields(*serverArgs), Keep: *keep, Log: os.Stderr}
+	for _, f := range splitList(*pipes) {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n < 1 {
+			return fmt.Errorf("bad pipeline depth %q", f)
+		}
+		cfg.Pipelines = append(cfg.Pipelines, n)
+	}
+	rr, err := bench.RunRaft(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	for _, t := range rr.Targets() {
+		mark := "met"
+		if !t.Met {
+			mark = "NOT MET"
+		}
+		fmt.Printf("%-100s %-8s %9s  %s\n", t.What, t.Bar, t.Measured, mark)
+	}
+	if *out == "" {
+		return nil
+	}
+	dir := filepath.Join(*out, "benchmarks")
+	path := filepath.Join(dir, "results.json")
+	res, err := readResults(path)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			return err
+		}
+		res = &bench.Results{}
+	}
+	res.Raft = rr
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	md := filepath.Join(*out, "benchmarks.md")
+	if err := os.WriteFile(md, []byte(res.Markdown(bench.ExistingFindings(md))), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, path)
+	return nil
 }

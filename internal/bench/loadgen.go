@@ -124,6 +124,10 @@ type Config struct {
 	// (0 or 1) records it: how the snapshot benchmark separates latencies during a BGSAVE
 	// from the rest of the same run.
 	Phase *atomic.Int32
+	// CountFirst classifies each measured reply by the first element of an array reply: how
+	// a rate-limit benchmark checks what it measured was allowed decisions (GCRA.LIMIT's
+	// first element is 0 when allowed, the Lua GCRA's is the count admitted).
+	CountFirst bool
 }
 
 // Result is what a run measured.
@@ -139,6 +143,9 @@ type Result struct {
 	Hist       *Histogram
 	// Phases split Hist by Config.Phase (all in Phases[0] without one).
 	Phases [2]*Histogram
+	// FirstZero and FirstNonZero count the measured replies that are arrays whose first
+	// element is the integer 0, or another integer (Config.CountFirst).
+	FirstZero, FirstNonZero int64
 }
 
 // Throughput is requests per second over the measured interval.
@@ -169,6 +176,8 @@ type worker struct {
 	errs    int64
 	firstEr string
 	scratch []byte
+	// zero and nonzero count replies by their first integer (Config.CountFirst).
+	zero, nonzero int64
 }
 
 // dialAll opens n connections, at most 128 dials at a time so a listen backlog (Redis's is 511)
@@ -359,7 +368,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				}
 				w.lat = w.lat[:0]
 				for range batch {
-					isErr, err := w.readReply()
+					var isErr bool
+					var first int
+					var err error
+					if cfg.CountFirst {
+						isErr, first, err = w.readCounted()
+					} else {
+						isErr, err = w.readReply()
+					}
 					if err != nil {
 						if !done.Load() {
 							errMu.Lock()
@@ -374,6 +390,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 						w.reqs++
 						if isErr {
 							w.errs++
+						}
+						switch first {
+						case 1:
+							w.zero++
+						case 2:
+							w.nonzero++
 						}
 					}
 				}
@@ -409,6 +431,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Requests += w.reqs
 		res.Total += w.total
 		res.Errors += w.errs
+		res.FirstZero += w.zero
+		res.FirstNonZero += w.nonzero
 		if res.FirstError == "" {
 			res.FirstError = w.firstEr
 		}
@@ -442,12 +466,55 @@ func progress(ctx context.Context, cfg Config, completed *atomic.Int64) {
 	}
 }
 
+// readCounted consumes one reply like readReply and also classifies it: 1 for an array whose
+// first element is the integer 0, 2 for one whose first element is another integer, else 0.
+func (w *worker) readCounted() (isErr bool, first int, err error) {
+	line, err := w.line()
+	if err != nil {
+		return false, 0, err
+	}
+	if len(line) < 2 || line[0] != '*' || line[1] == '-' || line[1] == '0' {
+		isErr, err = w.readRest(line)
+		return isErr, 0, err
+	}
+	n, err := strconv.Atoi(string(line[1:]))
+	if err != nil {
+		return false, 0, fmt.Errorf("bad aggregate length %q", line)
+	}
+	el, err := w.line()
+	if err != nil {
+		return false, 0, err
+	}
+	if len(el) > 1 && el[0] == ':' {
+		first = 2
+		if len(el) == 2 && el[1] == '0' {
+			first = 1
+		}
+	}
+	if isErr, err = w.readRest(el); err != nil {
+		return false, 0, err
+	}
+	for range n - 1 {
+		e, err := w.readReply()
+		if err != nil {
+			return false, 0, err
+		}
+		isErr = isErr || e
+	}
+	return isErr, first, nil
+}
+
 // readReply consumes one reply (RESP2 or RESP3) and reports whether it was an error.
 func (w *worker) readReply() (bool, error) {
 	line, err := w.line()
 	if err != nil {
 		return false, err
 	}
+	return w.readRest(line)
+}
+
+// readRest consumes the rest of a reply whose first line has been read.
+func (w *worker) readRest(line []byte) (bool, error) {
 	if len(line) == 0 {
 		return false, errors.New("empty reply line")
 	}

@@ -98,6 +98,9 @@ func (r *Results) Targets() []Target {
 			add(fmt.Sprintf("%s, %d connections", c.Title, c.Conns), "≥ 1.0", v, v >= 1.0)
 		}
 	}
+	if r.Raft != nil {
+		ts = append(ts, r.Raft.Targets()...)
+	}
 	return ts
 }
 
@@ -279,6 +282,7 @@ func (r *Results) Markdown(findings string) string {
 			}
 		}
 	}
+	b.WriteString(r.Raft.Markdown())
 	b.WriteString("\nRaw numbers: [benchmarks/results.json](benchmarks/results.json).\n\n")
 	if findings == "" {
 		findings = FindingsHeading + "\n\n(none yet)\n"

@@ -74,7 +74,17 @@ func start(ctx context.Context, name, bin string, isRedis bool, env, args []stri
 	if err != nil {
 		return nil, err
 	}
-	log, err := os.Create(dir + "/server.log")
+	p, err := launch(ctx, name, bin, isRedis, env, dir, port, args)
+	if err != nil {
+		os.RemoveAll(dir)
+	}
+	return p, err
+}
+
+// launch starts bin with --port port --dir dir (its log appended to dir/server.log) and waits
+// until it answers PING. A Raft node is launched again in the same dir after a kill.
+func launch(ctx context.Context, name, bin string, isRedis bool, env []string, dir string, port int, args []string) (*Proc, error) {
+	log, err := os.OpenFile(dir+"/server.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +93,7 @@ func start(ctx context.Context, name, bin string, isRedis bool, env, args []stri
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+		log.Close()
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	p := &Proc{Name: name, Addr: fmt.Sprintf("127.0.0.1:%d", port), Redis: isRedis, cmd: cmd, dir: dir, log: log}
@@ -94,8 +104,8 @@ func start(ctx context.Context, name, bin string, isRedis bool, env, args []stri
 		if err := c.Ping(ctx).Err(); err == nil {
 			return p, nil
 		}
-		if time.Now().After(deadline) {
-			p.Stop()
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			p.kill()
 			out, _ := os.ReadFile(dir + "/server.log")
 			return nil, fmt.Errorf("%s did not answer PING on %s: %s", bin, p.Addr, out)
 		}
@@ -125,12 +135,17 @@ func (p *Proc) CPUTime() (user, sys time.Duration, err error) {
 
 // Stop kills the server and removes its directory.
 func (p *Proc) Stop() {
+	p.kill()
+	os.RemoveAll(p.dir)
+}
+
+// kill sends SIGKILL and reaps the process, keeping its directory.
+func (p *Proc) kill() {
 	if p.cmd.Process != nil {
 		p.cmd.Process.Kill()
 		p.cmd.Wait()
 	}
 	p.log.Close()
-	os.RemoveAll(p.dir)
 }
 
 // Version is the server's INFO server version line (redis_version / hotkv_version).

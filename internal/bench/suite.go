@@ -45,6 +45,15 @@ type Sample struct {
 	// kernel), warmup included in both time and requests.
 	UserUs float64 `json:"user_us"`
 	SysUs  float64 `json:"sys_us"`
+	// LeaderUs is, for a Raft group, the leader's share of UserUs (which is then all nodes'
+	// CPU, user and kernel together).
+	LeaderUs float64 `json:"leader_us,omitempty"`
+	// ClientUs is the load generator's own CPU per request (the replicated benchmark, where
+	// it shares the cores with three nodes).
+	ClientUs float64 `json:"client_us,omitempty"`
+	// Allowed and Decisions count a rate-limit run's allowed replies among its measured ones.
+	Allowed   int64 `json:"allowed,omitempty"`
+	Decisions int64 `json:"decisions,omitempty"`
 }
 
 // CaseResult is one case's samples per server.
@@ -117,6 +126,9 @@ type Results struct {
 	// Aggregates is the memory per small hash, set, sorted set and list.
 	Aggregates []AggRow  `json:"aggregates,omitempty"`
 	Snapshot   []SnapRow `json:"snapshot"`
+	// Raft is the replicated benchmark (`hotkv-bench raft`), run on its own and kept across
+	// suite runs.
+	Raft *RaftResults `json:"raft,omitempty"`
 }
 
 // Server names in Results.

@@ -73,6 +73,11 @@ type Node struct {
 	wg     sync.WaitGroup
 }
 
+// logCacheEntries is how many of the newest log entries a node keeps in memory: more than the
+// leader's entries in flight (8) times its followers, so a follower that keeps up never costs
+// a read of the log. An entry holds at most 4 MiB of effects, usually a few KiB.
+const logCacheEntries = 64
+
 // ErrNotLeader is returned by membership changes sent to a follower.
 var ErrNotLeader = errors.New("this node is not the leader")
 
@@ -170,7 +175,16 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 			}
 		}
 	}
-	r, err := raft.NewRaft(rc, &fsmAdapter{fsm}, wal, wal, snaps, trans)
+	// The newest entries stay in memory as well as in the log: a leader reads every entry
+	// back to send it to each follower, and a follower reads back every entry it stored to
+	// apply it; without the cache each read is a pread of raft-wal's segment file (about 7%
+	// of every node's CPU under allowed-decision load, docs/benchmarks.md).
+	logs, err := raft.NewLogCache(logCacheEntries, wal)
+	if err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	r, err := raft.NewRaft(rc, &fsmAdapter{fsm}, logs, wal, snaps, trans)
 	if err != nil {
 		n.closeStores()
 		return nil, err

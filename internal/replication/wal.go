@@ -30,7 +30,8 @@ func openWAL(dir string) (*raftwal.WAL, *metadb.BoltMetaDB, error) {
 }
 
 // segmentFiler works around hashicorp/raft-wal v0.4.0's tail truncation bug
-// (hashicorp/raft-wal#31, fixed upstream by #33 in no release this module can use): when
+// (hashicorp/raft-wal#31, fixed by v0.4.1, which HotKV now uses, but a log written by v0.4.0
+// can still hold such a segment and must open after an upgrade): when
 // Raft deletes a follower's conflicting log suffix, the WAL marks the current tail segment
 // sealed in its metadata and starts a new one, but never writes the sealed segment's index
 // block. The running process keeps reading that segment through its writer, so nothing shows

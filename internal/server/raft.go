@@ -93,7 +93,7 @@ type replState struct {
 	durable   atomic.Uint64
 	lossGen   atomic.Uint64
 	waitMu    sync.Mutex
-	waitCond  *sync.Cond
+	waiters   commitWaiters // guarded by waitMu
 	resetting atomic.Bool
 
 	// ackLeader is replication-ack leader: replies do not wait for the commit.
@@ -164,7 +164,6 @@ func (s *Server) startRaft() error {
 	}
 	r.ackLeader = s.cfg.Get("replication-ack") == "leader"
 	r.propose = sync.NewCond(&r.mu)
-	r.waitCond = sync.NewCond(&r.waitMu)
 	r.rp = replayer{s: s}
 	r.rp.init()
 	s.repl = r
@@ -289,7 +288,7 @@ func (r *replState) completer() {
 		if b.hi > r.durable.Load() {
 			r.durable.Store(b.hi)
 		}
-		r.waitCond.Broadcast()
+		r.waiters.wake(r.durable.Load())
 		r.waitMu.Unlock()
 	}
 }
@@ -299,7 +298,7 @@ func (r *replState) lose() {
 	r.waitMu.Lock()
 	r.lossGen.Add(1)
 	r.durable.Store(max(r.durable.Load(), r.appendedA.Load()))
-	r.waitCond.Broadcast()
+	r.waiters.wakeAll()
 	r.waitMu.Unlock()
 }
 
@@ -324,7 +323,7 @@ func (r *replState) waitAck(gen uint64) bool {
 		if d >= target {
 			return true
 		}
-		r.waitCond.Wait()
+		r.waiters.wait(&r.waitMu, target)
 	}
 }
 
