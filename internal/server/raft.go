@@ -23,6 +23,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
@@ -112,6 +113,17 @@ type replState struct {
 	// loggedBytes counts the batch bytes proposed by this node, for the leader's snapshot
 	// trigger.
 	loggedBytes atomic.Int64
+	// appliedBytes counts the batch bytes applied from the log, and followerSnap what it was
+	// and how large the snapshot was at a follower's last snapshot (FSM goroutine only): a
+	// follower snapshots only when the log since then is at least as large (raftsnap.go).
+	appliedBytes atomic.Int64
+	followerSnap struct{ lastSize, appliedAt int64 }
+	// forceSnap makes the next follower snapshot regardless (RAFT SNAPSHOT).
+	forceSnap atomic.Bool
+	// snapCancel stops a follower's snapshot encoding when the node is elected: the encoding
+	// runs on the apply loop, and a new leader serves only once it has applied the log.
+	snapCancelMu sync.Mutex
+	snapCancel   context.CancelFunc
 
 	futures chan inflight
 	sem     chan struct{}
@@ -335,6 +347,11 @@ func (r *replState) onLeader(leading bool) {
 		r.stepDown("lost Raft leadership", false)
 		return
 	}
+	r.snapCancelMu.Lock()
+	if r.snapCancel != nil {
+		r.snapCancel()
+	}
+	r.snapCancelMu.Unlock()
 	r.mu.Lock()
 	r.epoch++
 	epoch := r.epoch
@@ -527,6 +544,7 @@ func (r *replState) Apply(index, term uint64, data []byte) {
 		r.leaders[string(rest[i+1:])] = string(rest[:i])
 		r.metaMu.Unlock()
 	case entryBatch:
+		r.appliedBytes.Add(int64(len(data)))
 		if len(data) < batchHeader {
 			r.s.log.Error("Malformed Raft entry", "index", index)
 			return
@@ -568,8 +586,11 @@ func (r *replState) Snapshot() ([]byte, error) {
 	if leader && (cut == 0 || r.appendedA.Load()+1 != cut) {
 		return nil, errors.New("the serving leader snapshots only from a stopped world (RAFT SNAPSHOT)")
 	}
-	b, err := r.encodeSnapshot(leader)
-	if leader {
+	if !leader {
+		return r.followerSnapshot()
+	}
+	b, err := r.encodeSnapshot(context.Background(), true)
+	{
 		if err == nil && r.appendedA.Load()+1 != cut {
 			err = errors.New("a write slipped into the leader's stopped world; snapshot dropped")
 		}
@@ -585,8 +606,38 @@ func (r *replState) Snapshot() ([]byte, error) {
 	return b, err
 }
 
+// followerSnapshot encodes a follower's store, when due (see raftsnap.go), unless the node is
+// elected meanwhile.
+func (r *replState) followerSnapshot() ([]byte, error) {
+	fs := &r.followerSnap
+	if !r.forceSnap.Swap(false) && r.appliedBytes.Load()-fs.appliedAt < fs.lastSize {
+		return nil, errors.New("not due: the log since the last snapshot is smaller than that snapshot")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.snapCancelMu.Lock()
+	r.snapCancel = cancel
+	r.snapCancelMu.Unlock()
+	defer func() {
+		r.snapCancelMu.Lock()
+		r.snapCancel = nil
+		r.snapCancelMu.Unlock()
+	}()
+	if node := r.getNode(); node != nil {
+		if _, id := node.Leader(); id == node.ID() {
+			return nil, errors.New("elected: the log is applied first")
+		}
+	}
+	b, err := r.encodeSnapshot(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	fs.lastSize, fs.appliedAt = int64(len(b)), r.appliedBytes.Load()
+	return b, nil
+}
+
 // encodeSnapshot encodes the store as a Raft snapshot; held says every shard lock is held.
-func (r *replState) encodeSnapshot(held bool) ([]byte, error) {
+func (r *replState) encodeSnapshot(ctx context.Context, held bool) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(snapMagic)
 	r.metaMu.Lock()
@@ -595,7 +646,7 @@ func (r *replState) encodeSnapshot(held bool) ([]byte, error) {
 	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(meta))))
 	buf.Write(meta)
 	floor := r.floor.Load()
-	_, err := persist.Write(&buf, r.s.store, persist.SaveOptions{Now: floor, Held: held, TimeFloor: func() int64 { return floor },
+	_, err := persist.Write(&buf, r.s.store, persist.SaveOptions{Now: floor, Held: held, Ctx: ctx, TimeFloor: func() int64 { return floor },
 		Version: Version, Functions: r.s.table.Scripting().Libraries()})
 	if err != nil {
 		return nil, err

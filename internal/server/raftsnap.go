@@ -1,8 +1,11 @@
 package server
 
-// Leader snapshots. A Raft snapshot must be the state after exactly the entries up to some
-// index. A follower's store always is (it only applies the log), so hashicorp/raft's own
-// schedule snapshots followers. The leader's store is ahead of its log while commands run: it
+// Snapshots. A Raft snapshot must be the state after exactly the entries up to some index. A
+// follower's store always is (it only applies the log), so hashicorp/raft's own schedule
+// snapshots followers; their encoding runs on the apply loop, though, which it stalls, so a
+// follower also waits until the log applied since its last snapshot is at least as large as
+// that snapshot (followerSnapshot), and an election cancels the encoding (a new leader serves
+// only once it has applied the log). The leader's store is ahead of its log while commands run: it
 // holds effects proposed and not committed, and effects not proposed yet. Go cannot fork, so
 // the leader stops the world instead, as SAVE does: it takes command.Table.World exclusively
 // (no keyspace command runs or starts), every shard lock (active expiry stops), waits until
@@ -133,6 +136,7 @@ func (s *Server) RaftSnapshot() error {
 	if r.servingA.Load() {
 		return r.leaderSnapshot(node, true)
 	}
+	r.forceSnap.Store(true)
 	if err := node.Raft.Snapshot().Error(); err != nil {
 		return errors.New("ERR " + err.Error())
 	}
