@@ -17,6 +17,7 @@ package server
 //
 //	batch  := u8 1 | u64 nonce | u64 seq | i64 leader_ts_ms | HKVL frame*
 //	leader := u8 2 | client host:port | 0 | node id
+//	member := u8 3 | client host:port | 0 | node id (cluster.go)
 //
 // nonce identifies the leadership (and the process) that proposed a batch: that leader's own
 // store has the batch's effects already, so its FSM skips it; everyone else applies it.
@@ -106,7 +107,7 @@ type replState struct {
 	rp      replayer
 	floor   atomic.Int64 // the largest leader timestamp applied: the log's time floor
 	metaMu  sync.Mutex
-	leaders map[string]string // node id -> client address, from leader entries
+	leaders map[string]string // node id -> client address, from leader and member entries (cluster.go)
 }
 
 type inflight struct {
@@ -158,9 +159,10 @@ func (s *Server) startRaft() error {
 		return fmt.Errorf("Can't start the Raft node: %w", err)
 	}
 	r.node = node
-	r.wg.Add(2)
+	r.wg.Add(3)
 	go func() { defer r.wg.Done(); r.proposer() }()
 	go func() { defer r.wg.Done(); r.completer() }()
+	go func() { defer r.wg.Done(); r.announcer() }() // cluster.go
 	s.log.Info("Raft node started", "id", id, "raft_addr", bind, "client_addr", r.self, "dir", dir)
 	return nil
 }
@@ -441,7 +443,11 @@ func (r *replState) gate(c *command.Ctx, cmd *command.Command) string {
 	}
 	if r.servingA.Load() {
 		c.Client.Gated = true
+		c.DB = c.DB.Live() // conn chose the read-only view while this node did not serve
 		return ""
+	}
+	if c.Client.ReadOnly && cmd.Flags&(command.FlagWrite|command.FlagMayReplicate) == 0 && r.followerReadOK() {
+		return "" // READONLY: a read on this follower's state, through the read-only view (cluster.go)
 	}
 	addr := r.leaderClientAddr()
 	if addr == "" {
@@ -494,15 +500,8 @@ func (r *replState) Apply(index, term uint64, data []byte) {
 		return
 	}
 	switch data[0] {
-	case entryLeader:
-		rest := data[1:]
-		i := bytes.IndexByte(rest, 0)
-		if i < 0 {
-			return
-		}
-		r.metaMu.Lock()
-		r.leaders[string(rest[i+1:])] = string(rest[:i])
-		r.metaMu.Unlock()
+	case entryLeader, entryMember:
+		r.applyMember(data[0], data[1:])
 	case entryBatch:
 		if len(data) < batchHeader {
 			r.s.log.Error("Malformed Raft entry", "index", index)
@@ -532,7 +531,7 @@ func (r *replState) Apply(index, term uint64, data []byte) {
 
 type snapMeta struct {
 	TimeFloorMs int64             `json:"time_floor_ms"`
-	Leaders     map[string]string `json:"leaders"`
+	Leaders     map[string]string `json:"leaders"` // every member's client address (cluster.go)
 }
 
 // Snapshot implements replication.FSM. A follower's store is exactly the applied state (it
@@ -585,6 +584,7 @@ func (r *replState) Restore(rd io.Reader) error {
 		r.floor.Store(m.TimeFloorMs)
 	}
 	r.metaMu.Lock()
+	r.leaders = map[string]string{} // the snapshot's map replaces this node's (member entries delete)
 	for id, a := range m.Leaders {
 		r.leaders[id] = a
 	}
@@ -745,7 +745,15 @@ func (s *Server) RaftAdd(id, addr string) error {
 
 // RaftRemove implements command.RaftAdmin.
 func (s *Server) RaftRemove(id string) error {
-	return s.raftDo(func(n *replication.Node) error { return n.Remove(id) })
+	return s.raftDo(func(n *replication.Node) error {
+		if err := n.Remove(id); err != nil {
+			return err
+		}
+		// Forget its client address (cluster.go); best effort: the topology lists only the
+		// configuration's members anyway, and a node that removed itself no longer leads.
+		_ = s.repl.announce(id, "")
+		return nil
+	})
 }
 
 // RaftTransfer implements command.RaftAdmin.
