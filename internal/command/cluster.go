@@ -24,6 +24,8 @@ type ClusterNode struct {
 	Myself, Master bool
 	// Offset is the node's replication offset: the applied Raft index where known.
 	Offset int64
+	// Failed is set when this node's probes of the member's client port go unanswered.
+	Failed bool
 }
 
 // ClusterState is a replicated group seen as a Redis Cluster of one shard: every slot is
@@ -31,9 +33,11 @@ type ClusterNode struct {
 type ClusterState struct {
 	// Nodes lists the members, the leader first when there is one.
 	Nodes []ClusterNode
-	// Leader is the index of the serving leader in Nodes, -1 when none is known (election):
-	// the cluster state is then "fail".
+	// Leader is the index of the leader in Nodes, -1 when this node never knew one.
 	Leader int
+	// LeaderDown is set during an election: Leader is then the last leader known, shown as a
+	// failed master (its slots are not served), and the cluster state is "fail".
+	LeaderDown bool
 	// Epoch is the Raft term, shown as the cluster's current and config epochs.
 	Epoch int64
 	// NowMs is the time the pong-received fields of CLUSTER NODES show for live links.
@@ -290,7 +294,7 @@ func clusterInfo(c *Ctx) {
 		return
 	}
 	state, ok, size := "fail", 0, 0
-	if st.Leader >= 0 {
+	if st.Leader >= 0 && !st.LeaderDown {
 		state, ok, size = "ok", 16384, 1
 	}
 	var b strings.Builder
@@ -341,6 +345,10 @@ func (st *ClusterState) nodeLine(n ClusterNode) string {
 	} else {
 		flags = append(flags, "slave")
 	}
+	down := (n.Master && st.LeaderDown) || n.Failed
+	if down {
+		flags = append(flags, "fail")
+	}
 	if n.Port == 0 {
 		flags = append(flags, "noaddr")
 	}
@@ -352,7 +360,7 @@ func (st *ClusterState) nodeLine(n ClusterNode) string {
 	}
 	pong := st.NowMs
 	link := "connected"
-	if st.Leader < 0 && !n.Myself {
+	if down || (st.Leader < 0 && !n.Myself) {
 		link = "disconnected"
 	}
 	b.WriteString(" " + master + " 0 " + strconv.FormatInt(pong, 10) + " " + strconv.FormatInt(st.Epoch, 10) + " " + link)
@@ -440,12 +448,12 @@ func clusterSlots(c *Ctx) {
 		return
 	}
 	if st.Leader < 0 {
-		c.W.Array(0) // no master serves the slots during an election
+		c.W.Array(0) // this node never knew a leader: no slot is assigned yet
 		return
 	}
 	var replicas []ClusterNode
 	for _, n := range st.Nodes {
-		if !n.Master && n.Port > 0 {
+		if !n.Master && n.Port > 0 && !n.Failed { // Redis leaves failed replicas out
 			replicas = append(replicas, n)
 		}
 	}
@@ -501,7 +509,7 @@ func clusterShards(c *Ctx) {
 		c.W.BulkString("replication-offset")
 		c.W.Int(n.Offset)
 		c.W.BulkString("health")
-		if st.Leader < 0 && !n.Myself {
+		if (st.Leader < 0 && !n.Myself) || (n.Master && st.LeaderDown) || n.Failed {
 			c.W.BulkString("fail")
 		} else {
 			c.W.BulkString("online")

@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -97,9 +98,115 @@ func (r *replState) announce(id, addr string) error {
 	return node.Raft.Apply(memberPayload(entryMember, addr, id), 10*time.Second).Error()
 }
 
+// Liveness. Raft knows whether the leader is alive, but no node knows whether the other
+// followers are; a Redis Cluster node learns it from its gossip pings. Each node probes the
+// other members' client ports (PING every probeEvery, any reply counts, -NOAUTH included) and
+// shows a member that answered none for memberTimeout as failed: CLUSTER NODES flags it
+// "fail", CLUSTER SLOTS leaves it out of the replicas and CLUSTER SHARDS reports its health as
+// "fail", as Redis does for a failed replica, so that clients reading from replicas do not pick
+// a dead node.
+const (
+	probeEvery    = 500 * time.Millisecond
+	memberTimeout = 1500 * time.Millisecond
+)
+
+// memberHealth is the last time each member's client address answered a probe.
+type memberHealth struct {
+	mu   sync.Mutex
+	seen map[string]time.Time // client address -> last answer
+}
+
+func (h *memberHealth) ok(addr string, at time.Time) {
+	h.mu.Lock()
+	if h.seen == nil {
+		h.seen = map[string]time.Time{}
+	}
+	h.seen[addr] = at
+	h.mu.Unlock()
+}
+
+// failed reports whether addr has not answered for memberTimeout; an address never probed yet
+// is not failed (it was just announced).
+func (h *memberHealth) failed(addr string, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	at, probed := h.seen[addr]
+	return probed && now.Sub(at) > memberTimeout
+}
+
+// probe sends PING to addr and reports whether anything came back in time.
+func probe(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, probeEvery)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(probeEvery))
+	if _, err := conn.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return false
+	}
+	var b [1]byte
+	_, err = conn.Read(b[:])
+	return err == nil
+}
+
+// prober probes the other members until done is closed.
+func (r *replState) prober(done <-chan struct{}) {
+	t := time.NewTicker(probeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		node := r.getNode()
+		if node == nil {
+			continue
+		}
+		var wg sync.WaitGroup
+		for _, m := range node.Members() {
+			addr := r.memberAddr(m.ID)
+			if m.ID == node.ID() || addr == "" {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				if probe(addr) {
+					r.health.ok(addr, start)
+				} else {
+					r.health.markProbed(addr, start)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// markProbed records that addr was probed without an answer: from then on it counts as
+// failed once memberTimeout passes without one.
+func (h *memberHealth) markProbed(addr string, at time.Time) {
+	h.mu.Lock()
+	if h.seen == nil {
+		h.seen = map[string]time.Time{}
+	}
+	if _, ok := h.seen[addr]; !ok {
+		h.seen[addr] = at
+	}
+	h.mu.Unlock()
+}
+
 // announcer runs on every node: while a leader is known and this node's client address is not
-// the one the replicated map holds, it asks the leader to record it.
+// the one the replicated map holds, it asks the leader to record it. It also runs the prober.
 func (r *replState) announcer() {
+	done := make(chan struct{})
+	var probing sync.WaitGroup
+	probing.Add(1)
+	go func() { defer probing.Done(); r.prober(done) }()
+	defer probing.Wait()
+	defer close(done)
 	wait := 200 * time.Millisecond
 	var lastErr string
 	for {
@@ -199,7 +306,8 @@ func (s *Server) ClusterState() *command.ClusterState {
 	if r == nil {
 		return nil
 	}
-	st := &command.ClusterState{Leader: -1, NowMs: time.Now().UnixMilli()}
+	now := time.Now()
+	st := &command.ClusterState{Leader: -1, NowMs: now.UnixMilli()}
 	node := r.getNode()
 	if node == nil {
 		return st
@@ -208,12 +316,22 @@ func (s *Server) ClusterState() *command.ClusterState {
 	st.Epoch, _ = strconv.ParseInt(stats["term"], 10, 64)
 	applied := int64(node.Raft.AppliedIndex())
 	commit, _ := strconv.ParseInt(stats["commit_index"], 10, 64)
-	leaderID := ""
+	leaderID, down := "", false
 	if r.servingA.Load() {
 		leaderID = node.ID()
 	} else if _, lid := node.Leader(); lid != "" && lid != node.ID() && r.memberAddr(lid) != "" {
 		leaderID = lid
 	}
+	// During an election the slots stay with the last leader, flagged failed, as a Redis
+	// Cluster keeps them with a failed master until a replica takes over: clients then keep a
+	// covered slot map and retry until the new leader shows up.
+	r.metaMu.Lock()
+	if leaderID != "" {
+		r.lastLeader = leaderID
+	} else if r.lastLeader != "" && r.leaders[r.lastLeader] != "" {
+		leaderID, down = r.lastLeader, true
+	}
+	r.metaMu.Unlock()
 	for _, m := range node.Members() {
 		n := command.ClusterNode{ID: clusterNodeID(m.ID), RaftID: m.ID, Myself: m.ID == node.ID(),
 			Master: m.ID == leaderID, Offset: commit}
@@ -228,6 +346,7 @@ func (s *Server) ClusterState() *command.ClusterState {
 			n.Host = h
 			n.Port, _ = strconv.Atoi(p)
 		}
+		n.Failed = !n.Myself && addr != "" && r.health.failed(addr, now)
 		st.Nodes = append(st.Nodes, n)
 	}
 	// The leader first, then the others by Raft id: every node lists them in the same order.
@@ -241,7 +360,7 @@ func (s *Server) ClusterState() *command.ClusterState {
 		return strings.Compare(a.RaftID, b.RaftID)
 	})
 	if len(st.Nodes) > 0 && st.Nodes[0].Master {
-		st.Leader = 0
+		st.Leader, st.LeaderDown = 0, down
 	}
 	return st
 }

@@ -107,7 +107,13 @@ type replState struct {
 	rp      replayer
 	floor   atomic.Int64 // the largest leader timestamp applied: the log's time floor
 	metaMu  sync.Mutex
-	leaders map[string]string // node id -> client address, from leader and member entries (cluster.go)
+	leaders map[string]string // node id -> client address, from leader entries
+
+	// The Redis Cluster facade (cluster.go): leaders also holds the followers' addresses, from
+	// member entries; lastLeader is the last leader known, shown as a failed master during an
+	// election; health is what this node's probes of the other members found.
+	lastLeader string
+	health     memberHealth
 }
 
 type inflight struct {
