@@ -80,6 +80,22 @@ func TestClusterFacadeReplies(t *testing.T) {
 	}
 	waitApplied(t, leader, nodes)
 
+	// RAFT ANNOUNCE, as followers send it: only on the leader, only for members.
+	lr, fr := leader.srv.Dial(t), followers[0].srv.Dial(t)
+	for _, c := range []struct {
+		r          *testutil.Raw
+		args, want string
+	}{
+		{lr, "RAFT ANNOUNCE nosuch 127.0.0.1:1", "-ERR \"nosuch\" is not a member of the group\r\n"},
+		{lr, "RAFT ANNOUNCE n2 nocolon", "-ERR invalid client address \"nocolon\"\r\n"},
+		{lr, "RAFT ANNOUNCE " + followers[0].id + " " + followers[0].srv.Addr, "+OK\r\n"}, // unchanged: no entry
+		{fr, "RAFT ANNOUNCE n2 127.0.0.1:1", "-ERR this node is not the leader\r\n"},
+	} {
+		if got := c.r.Do(strings.Fields(c.args)...); got != c.want {
+			t.Errorf("%s: %q, want %q", c.args, got, c.want)
+		}
+	}
+
 	for _, n := range nodes {
 		for _, proto := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%s/RESP%d", n.id, proto), func(t *testing.T) {
@@ -371,5 +387,44 @@ func TestClusterStandaloneDisabled(t *testing.T) {
 	}
 	if got := r.Do("INFO", "cluster"); !strings.Contains(got, "cluster_enabled:0") {
 		t.Errorf("INFO cluster: %q", got)
+	}
+}
+
+// TestClusterAnnounceAuth: followers authenticate to the leader to announce their client
+// addresses, with masteruser/masterauth, or with their own requirepass when masterauth is
+// empty (the members of a group share it).
+func TestClusterAnnounceAuth(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra []string
+	}{
+		{"requirepass", []string{"--requirepass", "pw"}},
+		{"masteruser", []string{"--requirepass", "pw", "--user", "repl on >rpw +raft|announce",
+			"--masteruser", "repl", "--masterauth", "rpw"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			nodes := make([]*raftNode, 3)
+			for i := range nodes {
+				nodes[i] = &raftNode{id: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), raftPort: freePort(t), extra: tc.extra}
+				nodes[i].start(t, i == 0)
+				_ = nodes[i].c.Close()
+				nodes[i].c = redis.NewClient(&redis.Options{Addr: nodes[i].srv.Addr, Password: "pw", Protocol: 2,
+					DisableIdentity: true, MaxRetries: -1, ReadTimeout: 20 * time.Second})
+			}
+			waitLeader(t, nodes[:1])
+			for _, nd := range nodes[1:] {
+				if err := nodes[0].c.Do(ctx, "RAFT", "ADD", nd.id, "127.0.0.1:"+strconv.Itoa(nd.raftPort)).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			leader := waitLeader(t, nodes)
+			waitTopology(t, leader, nodes, len(nodes))
+			// Without credentials RAFT ANNOUNCE is refused like any other command.
+			r := leader.srv.Dial(t)
+			if got := r.Do("RAFT", "ANNOUNCE", "n2", "127.0.0.1:1"); !strings.HasPrefix(got, "-NOAUTH") {
+				t.Errorf("RAFT ANNOUNCE without AUTH: %q", got)
+			}
+		})
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -99,12 +100,12 @@ func (r *replState) announce(id, addr string) error {
 }
 
 // Liveness. Raft knows whether the leader is alive, but no node knows whether the other
-// followers are; a Redis Cluster node learns it from its gossip pings. Each node probes the
-// other members' client ports (PING every probeEvery, any reply counts, -NOAUTH included) and
-// shows a member that answered none for memberTimeout as failed: CLUSTER NODES flags it
-// "fail", CLUSTER SLOTS leaves it out of the replicas and CLUSTER SHARDS reports its health as
-// "fail", as Redis does for a failed replica, so that clients reading from replicas do not pick
-// a dead node.
+// followers are; a Redis Cluster node learns it from its gossip pings. From the first CLUSTER
+// command it answers on, a node probes the other members' client ports (PING every
+// probeEvery; any reply counts, -NOAUTH included) and shows a member that answered none for
+// memberTimeout as failed: CLUSTER NODES flags it "fail", CLUSTER SLOTS leaves it out of the
+// replicas and CLUSTER SHARDS reports its health as "fail", as Redis does for a failed
+// replica, so that clients reading from replicas do not pick a dead node.
 const (
 	probeEvery    = 500 * time.Millisecond
 	memberTimeout = 1500 * time.Millisecond
@@ -112,8 +113,11 @@ const (
 
 // memberHealth is the last time each member's client address answered a probe.
 type memberHealth struct {
-	mu   sync.Mutex
-	seen map[string]time.Time // client address -> last answer
+	// wanted is set by the first CLUSTER command that shows the topology: a group nobody asks
+	// about (no cluster client) probes nothing.
+	wanted atomic.Bool
+	mu     sync.Mutex
+	seen   map[string]time.Time // client address -> last answer
 }
 
 func (h *memberHealth) ok(addr string, at time.Time) {
@@ -150,18 +154,28 @@ func probe(addr string) bool {
 	return err == nil
 }
 
+// pause waits d, or less when the server closes; it reports false once it closes. Closing
+// must not wait for these loops: a node being stopped stops at once.
+func (r *replState) pause(d time.Duration, done <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.s.ctx.Done():
+		return false
+	case <-done:
+		return false
+	case <-t.C:
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.closed
+}
+
 // prober probes the other members until done is closed.
 func (r *replState) prober(done <-chan struct{}) {
-	t := time.NewTicker(probeEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-		}
+	for r.pause(probeEvery, done) {
 		node := r.getNode()
-		if node == nil {
+		if node == nil || !r.health.wanted.Load() {
 			continue
 		}
 		var wg sync.WaitGroup
@@ -209,14 +223,7 @@ func (r *replState) announcer() {
 	defer close(done)
 	wait := 200 * time.Millisecond
 	var lastErr string
-	for {
-		r.mu.Lock()
-		closed := r.closed
-		r.mu.Unlock()
-		if closed {
-			return
-		}
-		time.Sleep(wait)
+	for r.pause(wait, nil) {
 		node := r.getNode()
 		if node == nil {
 			continue
@@ -251,6 +258,15 @@ func (r *replState) sendAnnounce(leaderAddr, id string) error {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(12 * time.Second))
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-r.s.ctx.Done():
+			_ = conn.Close() // the server closes: do not hold it up
+		case <-finished:
+		}
+	}()
 	rd := bufio.NewReader(conn)
 	call := func(args ...string) error {
 		var b strings.Builder
@@ -306,6 +322,7 @@ func (s *Server) ClusterState() *command.ClusterState {
 	if r == nil {
 		return nil
 	}
+	r.health.wanted.Store(true)
 	now := time.Now()
 	st := &command.ClusterState{Leader: -1, NowMs: now.UnixMilli()}
 	node := r.getNode()
