@@ -353,10 +353,28 @@ func TestClusterFollowerReads(t *testing.T) {
 		}
 	}
 	waitApplied(t, leader, nodes)
+	getsOnFollowers := func() (n int) {
+		for _, m := range nodes {
+			if m == leader {
+				continue
+			}
+			st, _ := m.c.Info(ctx, "commandstats").Result()
+			if i := strings.Index(st, "cmdstat_get:calls="); i >= 0 {
+				v, _ := strconv.Atoi(strings.SplitN(st[i+len("cmdstat_get:calls="):], ",", 2)[0])
+				n += v
+			}
+		}
+		return n
+	}
+	before := getsOnFollowers()
 	for i := range 20 {
 		if v, err := cc.Get(ctx, "rk"+strconv.Itoa(i)).Int(); err != nil || v != i {
 			t.Fatalf("ClusterClient GET rk%d: %v %v", i, v, err)
 		}
+	}
+	// RouteRandomly spreads the reads over the three nodes: some ran on followers.
+	if after := getsOnFollowers(); after <= before {
+		t.Errorf("no ClusterClient read ran on a follower (GET calls there: %d before, %d after)", before, after)
 	}
 	want := dumpAll(t, leader)
 	for _, n := range nodes {
