@@ -446,3 +446,50 @@ func TestClusterAnnounceAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterExecAfterLeadershipLoss: a transaction queued on the leader whose EXEC comes after
+// leadership moved is redirected and discarded, as Redis Cluster does for EXEC, instead of
+// running on what is now a follower (where its writes would reach the store but not the log,
+// so that the replicas would differ).
+func TestClusterExecAfterLeadershipLoss(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	var next *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			next = n
+			break
+		}
+	}
+	r := leader.srv.Dial(t)
+	slot := strings.TrimSuffix(strings.TrimPrefix(r.Do("CLUSTER", "KEYSLOT", "txk"), ":"), "\r\n")
+	for _, c := range [][2]string{{"MULTI", "+OK\r\n"}, {"SET txk v", "+QUEUED\r\n"}, {"INCR txn", "+QUEUED\r\n"}} {
+		if got := r.Do(strings.Fields(c[0])...); got != c[1] {
+			t.Fatalf("%s: %q", c[0], got)
+		}
+	}
+	if err := leader.c.Do(ctx, "RAFT", "TRANSFER", next.id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitLeader(t, nodes); got != next {
+		t.Fatalf("leadership went to %s, not %s", got.id, next.id)
+	}
+	if got, want := r.Do("EXEC"), "-MOVED "+slot+" "+next.srv.Addr+"\r\n"; got != want {
+		t.Fatalf("EXEC after leadership moved: %q, want %q", got, want)
+	}
+	if got := r.Do("EXEC"); got != "-ERR EXEC without MULTI\r\n" {
+		t.Fatalf("the transaction was not discarded: %q", got)
+	}
+	// The old leader's store did not take the writes: a READONLY read there finds nothing.
+	for _, c := range [][2]string{{"READONLY", "+OK\r\n"}, {"GET txk", "$-1\r\n"}, {"DBSIZE", ":0\r\n"}} {
+		var got string
+		waitUntil(t, "the old leader to serve READONLY reads", 20*time.Second, func() bool {
+			got = r.Do(strings.Fields(c[0])...)
+			return !strings.HasPrefix(got, "-MOVED") && !strings.HasPrefix(got, "-CLUSTERDOWN")
+		})
+		if got != c[1] {
+			t.Fatalf("%s on the old leader: %q, want %q", c[0], got, c[1])
+		}
+	}
+}
