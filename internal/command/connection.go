@@ -16,19 +16,19 @@ func connectionCommands() []*Command {
 		{Name: "echo", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"},
 			Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "message",
 			Summary: "Echo the given string", Handler: echoCommand},
-		// READONLY and READWRITE belong to cluster mode (reads from a replica); a standalone
-		// server answers them with Redis's error, so that ACL rules and clients naming them
-		// behave as with a standalone Redis.
+		// READONLY and READWRITE belong to cluster mode (reads from a replica): in Raft mode
+		// READONLY lets a follower run the connection's reads (cluster.go); a standalone
+		// server answers them with Redis's error, as a standalone Redis does.
 		{Name: "readonly", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"},
 			Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
 			Summary: "Enables read queries for a connection to a cluster replica node",
-			Doc:     "HotKV runs standalone: the reply is Redis's `ERR This instance has cluster support disabled`.",
-			Handler: clusterDisabled},
+			Doc:     "In Raft mode (docs/replication.md) it answers OK; standalone, Redis's `ERR This instance has cluster support disabled`.",
+			Handler: readonlyCommand},
 		{Name: "readwrite", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"},
 			Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
 			Summary: "Disables read queries for a connection to a cluster replica node",
-			Doc:     "HotKV runs standalone: the reply is Redis's `ERR This instance has cluster support disabled`.",
-			Handler: clusterDisabled},
+			Doc:     "In Raft mode (docs/replication.md) it answers OK; standalone, Redis's `ERR This instance has cluster support disabled`.",
+			Handler: readwriteCommand},
 		{Name: "quit", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy,
 			ACL: []string{"fast", "connection"}, Group: "connection", Since: "1.0.0", Complexity: "O(1)",
 			Summary: "Close the connection", Handler: quitCommand},
@@ -102,6 +102,7 @@ func resetCommand(c *Ctx) {
 	c.Client.Name = ""
 	c.Client.NoEvict = false
 	c.Client.NoTouch = false
+	c.Client.ReadOnly = false
 	c.W.Proto = 2
 	if c.Client.ACLUser != nil {
 		c.Client.SetDefaultAuth(c.Srv.ACL())
@@ -668,6 +669,3 @@ func clientHelpCommand(c *Ctx) {
 		c.W.Simple(l)
 	}
 }
-
-// clusterDisabled is a standalone Redis's reply to cluster-mode commands.
-func clusterDisabled(c *Ctx) { c.Error("ERR This instance has cluster support disabled") }

@@ -65,6 +65,9 @@ type Client struct {
 	PubSubState func() (channels, shardChannels, patterns []string)
 	NoEvict     bool
 	NoTouch     bool
+	// ReadOnly is READONLY's mode: in Raft mode a follower runs this client's read commands
+	// against its own state instead of redirecting them to the leader.
+	ReadOnly bool
 	// Flags for CLIENT LIST ("N" normal).
 	Flags string
 
@@ -407,7 +410,11 @@ func EqualFold(b []byte, word string) bool {
 // SelectDB switches the client's database.
 func (c *Ctx) SelectDB(i int) {
 	c.Client.DB = i
-	c.DB = c.Store.DB(i)
+	if c.DB != nil && c.DB.IsReadOnlyView() {
+		c.DB = c.Store.DB(i).ReadOnlyView() // a follower's read stays side-effect free
+	} else {
+		c.DB = c.Store.DB(i)
+	}
 }
 
 // LockShard locks s for a Global command, unless the whole store is already held. It is

@@ -88,6 +88,10 @@ func (t *Table) exec(c *Ctx) {
 			return
 		}
 	}
+	if t.Gate != nil && cmd.Name == "exec" && cmd.parent == nil && c.Client.multi.active && !c.Client.multi.dirty &&
+		!c.inScript && !t.gateExec(c, cmd) {
+		return
+	}
 	// One atomic load when no maxmemory is set (the default): the hot path's whole cost.
 	if c.Store.Mem.Limit() > 0 && !c.admitMemory(cmd) {
 		return
@@ -591,6 +595,32 @@ func (c *Ctx) admitMemory(cmd *Command) bool {
 			n += len(a)
 		}
 		m.Admitted(n)
+	}
+	return true
+}
+
+// gateExec asks the Gate again, at EXEC, about each queued keyspace command: the node may
+// have lost leadership since they were queued, and a transaction that ran on a follower would
+// change its store outside the log (its effects are dropped there), so that it would no longer
+// match the other replicas. As Redis Cluster's getNodeByQuery for EXEC, the refusal is EXEC's
+// reply (-MOVED, -CLUSTERDOWN) and the transaction is discarded. It reports whether EXEC may run.
+func (t *Table) gateExec(c *Ctx, exec *Command) bool {
+	args := c.Args
+	defer func() { c.Args = args }()
+	for _, q := range c.Client.multi.queue {
+		if q.cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) == 0 {
+			continue
+		}
+		c.Args = q.args // the redirect names the queued command's slot
+		if msg := t.Gate(c, q.cmd); msg != "" {
+			c.Args = args
+			c.Client.setMulti(multiState{})
+			c.Store.Watches.Unwatch(&c.Client.watch)
+			c.Cmd = exec
+			exec.RejectedCalls.Add(1)
+			c.Error(msg)
+			return false
+		}
 	}
 	return true
 }

@@ -11,6 +11,9 @@ type RaftAdmin interface {
 	RaftRemove(id string) error
 	RaftTransfer(id string) error
 	RaftSnapshot() error
+	// RaftAnnounce records a member's client address in the group's log (on the leader), so
+	// that every node shows it in CLUSTER SLOTS/NODES.
+	RaftAnnounce(id, addr string) error
 }
 
 // raftCommands is RAFT, a HotKV-only container (Redis has none): membership and leadership
@@ -34,6 +37,8 @@ func raftCommands() []*Command {
 		"    Hand leadership to <id>, or to the most up-to-date follower.",
 		"SNAPSHOT",
 		"    Take a Raft snapshot now and compact the log (the leader pauses keyspace commands meanwhile).",
+		"ANNOUNCE <id> <host:port>",
+		"    Record a member's client address (sent by followers to the leader).",
 		"STATUS",
 		"    Return this node's role, leader, term, indexes and members.",
 		"HELP",
@@ -46,6 +51,7 @@ func raftCommands() []*Command {
 			sub("bootstrap", 2, "O(1)", "", "Starts a new Raft group whose only voter is this node", raftBootstrapCommand),
 			sub("add", 4, "O(1)", "id host:port", "Adds a voting member to the Raft group (on the leader)", raftAddCommand),
 			sub("remove", 3, "O(1)", "id", "Removes a member from the Raft group (on the leader)", raftRemoveCommand),
+			sub("announce", 4, "O(1)", "id host:port", "Records a member's client address in the Raft group (on the leader)", raftAnnounceCommand),
 			sub("transfer", -2, "O(1)", "[id]", "Hands Raft leadership to another member (on the leader)", raftTransferCommand),
 			help,
 			sub("snapshot", 2, "O(N) where N is the number of keys", "",
@@ -91,6 +97,12 @@ func raftAddCommand(c *Ctx) {
 func raftRemoveCommand(c *Ctx) {
 	if ra := raftAdmin(c); ra != nil {
 		raftReply(c, ra.RaftRemove(string(c.Args[2])))
+	}
+}
+
+func raftAnnounceCommand(c *Ctx) {
+	if ra := raftAdmin(c); ra != nil {
+		raftReply(c, ra.RaftAnnounce(string(c.Args[2]), string(c.Args[3])))
 	}
 }
 

@@ -564,7 +564,11 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 		sr.w.Error("ERR " + cmd.Name + " command is not allowed with BLOCK option from scripts")
 	}
 	if sc.Client.DB != sc.DB.ID {
-		sc.DB = sc.Store.DB(sc.Client.DB)
+		if sc.DB.IsReadOnlyView() {
+			sc.DB = sc.Store.DB(sc.Client.DB).ReadOnlyView()
+		} else {
+			sc.DB = sc.Store.DB(sc.Client.DB)
+		}
 	}
 	return sr.w.Buf, ""
 }

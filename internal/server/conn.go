@@ -237,6 +237,12 @@ func (c *conn) runBatch() bool {
 		c.ctx.Args = args
 		c.ctx.Now = now
 		c.ctx.DB = s.store.DB(c.DB)
+		if s.repl != nil && !s.repl.servingA.Load() {
+			// A follower's clients read (READONLY) through the view that never deletes an
+			// expired key: only the log changes a replica (cluster.go). The gate turns it
+			// back into the live database if this node serves by then.
+			c.ctx.DB = c.ctx.DB.ReadOnlyView()
+		}
 		s.table.Exec(&c.ctx)
 		c.replCmds++
 		if c.ctx.Blocked != nil && !c.waitBlocked() {

@@ -100,7 +100,11 @@ func (s *Server) Info(req []string, held bool) string {
 			}
 			s.stats.errMu.Unlock()
 		case "cluster":
-			b.WriteString("cluster_enabled:0\r\n")
+			if s.repl != nil {
+				b.WriteString("cluster_enabled:1\r\n") // Raft mode answers the CLUSTER commands (cluster.go)
+			} else {
+				b.WriteString("cluster_enabled:0\r\n")
+			}
 		case "keyspace":
 			for i := 0; i < s.store.NumDBs(); i++ {
 				keys, expires := s.store.DB(i).Expires(held)

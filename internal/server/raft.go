@@ -17,6 +17,7 @@ package server
 //
 //	batch  := u8 1 | u64 nonce | u64 seq | i64 leader_ts_ms | HKVL frame*
 //	leader := u8 2 | client host:port | 0 | node id
+//	member := u8 3 | client host:port | 0 | node id (cluster.go)
 //
 // nonce identifies the leadership (and the process) that proposed a batch: that leader's own
 // store has the batch's effects already, so its FSM skips it; everyone else applies it.
@@ -134,6 +135,12 @@ type replState struct {
 	floor   atomic.Int64 // the largest leader timestamp applied: the log's time floor
 	metaMu  sync.Mutex
 	leaders map[string]string // node id -> client address, from leader entries
+
+	// The Redis Cluster facade (cluster.go): leaders also holds the followers' addresses, from
+	// member entries; lastLeader is the last leader known, shown as a failed master during an
+	// election; health is what this node's probes of the other members found.
+	lastLeader string
+	health     memberHealth
 }
 
 type inflight struct {
@@ -189,10 +196,11 @@ func (s *Server) startRaft() error {
 		return fmt.Errorf("Can't start the Raft node: %w", err)
 	}
 	r.node = node
-	r.wg.Add(3)
+	r.wg.Add(4)
 	go func() { defer r.wg.Done(); r.proposer() }()
 	go func() { defer r.wg.Done(); r.completer() }()
 	go func() { defer r.wg.Done(); r.snapshotter() }()
+	go func() { defer r.wg.Done(); r.announcer() }() // cluster.go
 	s.log.Info("Raft node started", "id", id, "raft_addr", bind, "client_addr", r.self, "dir", dir)
 	return nil
 }
@@ -481,7 +489,11 @@ func (r *replState) gate(c *command.Ctx, cmd *command.Command) string {
 		if !cmd.Decision {
 			c.Client.Gated = true // a decision's effects set it (stamper): a denial has none
 		}
+		c.DB = c.DB.Live() // conn chose the read-only view while this node did not serve
 		return ""
+	}
+	if c.Client.ReadOnly && cmd.Flags&(command.FlagWrite|command.FlagMayReplicate) == 0 && r.followerReadOK() {
+		return "" // READONLY: a read on this follower's state, through the read-only view (cluster.go)
 	}
 	addr := r.leaderClientAddr()
 	if addr == "" {
@@ -534,15 +546,8 @@ func (r *replState) Apply(index, term uint64, data []byte) {
 		return
 	}
 	switch data[0] {
-	case entryLeader:
-		rest := data[1:]
-		i := bytes.IndexByte(rest, 0)
-		if i < 0 {
-			return
-		}
-		r.metaMu.Lock()
-		r.leaders[string(rest[i+1:])] = string(rest[:i])
-		r.metaMu.Unlock()
+	case entryLeader, entryMember:
+		r.applyMember(data[0], data[1:])
 	case entryBatch:
 		r.appliedBytes.Add(int64(len(data)))
 		if len(data) < batchHeader {
@@ -573,7 +578,7 @@ func (r *replState) Apply(index, term uint64, data []byte) {
 
 type snapMeta struct {
 	TimeFloorMs int64             `json:"time_floor_ms"`
-	Leaders     map[string]string `json:"leaders"`
+	Leaders     map[string]string `json:"leaders"` // every member's client address (cluster.go)
 }
 
 // Snapshot implements replication.FSM. A follower's store is exactly the applied state (it
@@ -680,6 +685,7 @@ func (r *replState) Restore(rd io.Reader) error {
 		r.floor.Store(m.TimeFloorMs)
 	}
 	r.metaMu.Lock()
+	r.leaders = map[string]string{} // the snapshot's map replaces this node's (member entries delete)
 	for id, a := range m.Leaders {
 		r.leaders[id] = a
 	}
@@ -845,7 +851,15 @@ func (s *Server) RaftAdd(id, addr string) error {
 
 // RaftRemove implements command.RaftAdmin.
 func (s *Server) RaftRemove(id string) error {
-	return s.raftDo(func(n *replication.Node) error { return n.Remove(id) })
+	return s.raftDo(func(n *replication.Node) error {
+		if err := n.Remove(id); err != nil {
+			return err
+		}
+		// Forget its client address (cluster.go); best effort: the topology lists only the
+		// configuration's members anyway, and a node that removed itself no longer leads.
+		_ = s.repl.announce(id, "")
+		return nil
+	})
 }
 
 // RaftTransfer implements command.RaftAdmin.

@@ -53,7 +53,9 @@ func (db *DB) ExpireFieldsIfDue(e *Entry, now int64) (gone bool) {
 	if !ok {
 		return false
 	}
-	if at := fe.NextFieldExpiry(); at == 0 || now <= at {
+	if at := fe.NextFieldExpiry(); at == 0 || now <= at || db.readOnly {
+		// A ReadOnlyView deletes nothing: the due fields stay visible until the leader's
+		// expiry effects reach this replica (docs/replication.md, follower reads).
 		return false
 	}
 	return db.expireFields(&db.shards[db.store.ShardIndex(keyBytes(e.Key()))], e, fe, now)

@@ -326,7 +326,26 @@ type DB struct {
 	ID     int
 	store  *Store
 	shards []Shard
+	// view is the read-only view of the same shards (ReadOnlyView), and live the database a
+	// view belongs to (the database itself for the live one).
+	view, live *DB
+	// readOnly marks the view: its lookups report expired keys as missing without deleting
+	// them.
+	readOnly bool
 }
+
+// ReadOnlyView returns a view of the database whose lookups never change the dataset: an
+// expired key is reported missing and stays where it is, as on a Redis replica. A Raft
+// follower runs its clients' reads (READONLY) through it, because its dataset must stay
+// byte-identical with the leader's at the same applied index: only the log's effects may
+// change it. Writes through a view are not meant to happen (the gate refuses them).
+func (db *DB) ReadOnlyView() *DB { return db.view }
+
+// Live returns the database a view belongs to (the database itself when it is not a view).
+func (db *DB) Live() *DB { return db.live }
+
+// IsReadOnlyView reports whether db is a ReadOnlyView.
+func (db *DB) IsReadOnlyView() bool { return db.readOnly }
 
 // Store is the whole keyspace: every database and the clock they expire by.
 type Store struct {
@@ -392,7 +411,11 @@ func New(numDBs, shardsPerDB int, clk clock.Clock) *Store {
 	st.Mem.SetLFU(10, 1)
 	st.dbs = make([]*DB, numDBs)
 	for i := range st.dbs {
-		st.dbs[i] = &DB{ID: i, store: st, shards: make([]Shard, n)}
+		db := &DB{ID: i, store: st, shards: make([]Shard, n)}
+		db.live = db
+		db.view = &DB{ID: i, store: st, shards: db.shards, readOnly: true, live: db}
+		db.view.view = db.view
+		st.dbs[i] = db
 	}
 	return st
 }
@@ -449,7 +472,9 @@ func (db *DB) find(key []byte, h uint64, now int64) (*Shard, *Entry) {
 	s := &db.shards[db.store.shardOf(h)]
 	e := s.dict.find(key, h)
 	if e != nil && e.expireAt != 0 && now > e.expireAt {
-		db.expire(s, e)
+		if !db.readOnly {
+			db.expire(s, e)
+		}
 		e = nil
 	}
 	return s, e
@@ -716,7 +741,9 @@ func (db *DB) Random(s *Shard, now int64) *Entry {
 			return nil
 		}
 		if e.expireAt != 0 && now > e.expireAt {
-			db.expire(s, e)
+			if !db.readOnly {
+				db.expire(s, e)
+			}
 			continue
 		}
 		return e

@@ -174,3 +174,38 @@ func TestActiveExpireConcurrentWithWriters(t *testing.T) {
 		t.Fatalf("%d keys left after their expiry", n)
 	}
 }
+
+// TestReadOnlyViewDeletesNothing: a Raft follower's reads go through the read-only view, which
+// reports an expired key as missing (Lookup, LookupRead, Random) and leaves it in place, so
+// that only the replicated log changes a replica.
+func TestReadOnlyViewDeletesNothing(t *testing.T) {
+	st := New(2, 1, clock.NewFake(0))
+	live := st.DB(1)
+	view := live.ReadOnlyView()
+	if !view.IsReadOnlyView() || live.IsReadOnlyView() || view.Live() != live || live.Live() != live || view.ReadOnlyView() != view {
+		t.Fatal("view links")
+	}
+	live.Set([]byte("gone"), Value{Kind: KindString}, 100, false, 0)
+	live.Set([]byte("kept"), Value{Kind: KindString}, 0, false, 0)
+	if view.Lookup([]byte("gone"), 101) != nil || view.LookupRead([]byte("gone"), 101) != nil ||
+		view.LookupReadNoTouch([]byte("gone"), 101) != nil {
+		t.Fatal("the view returned an expired key")
+	}
+	for range 50 {
+		if e := view.Random(view.Shard(0), 101); e == nil || e.Key() != "kept" {
+			t.Fatalf("Random through the view: %v", e)
+		}
+	}
+	if view.Lookup([]byte("kept"), 101) == nil {
+		t.Fatal("the view lost a live key")
+	}
+	if got := live.Keys(); got != 2 {
+		t.Fatalf("the view deleted a key: %d left", got)
+	}
+	if view.Shard(0).ExpiredKeys != 0 {
+		t.Fatalf("expired_keys %d", view.Shard(0).ExpiredKeys)
+	}
+	if live.Lookup([]byte("gone"), 101) != nil || live.Keys() != 1 {
+		t.Fatal("the live database's lazy expiry")
+	}
+}

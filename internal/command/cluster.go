@@ -1,0 +1,518 @@
+package command
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/hotkv/hotkv/internal/replication"
+	"github.com/hotkv/hotkv/internal/store"
+)
+
+// ClusterNode is one member of a replicated (Raft) group as the CLUSTER commands show it.
+type ClusterNode struct {
+	// ID is the 40-hex-digit cluster node id (derived from RaftID, so stable for a node).
+	ID string
+	// RaftID is the node's id in the Raft group (raft-node-id).
+	RaftID string
+	// Host and Port are the node's client address; Port is 0 while it is not known yet
+	// (the node has not announced it, docs/replication.md).
+	Host string
+	Port int
+	// BusPort is the node's Raft port, shown where Redis shows the cluster bus port.
+	BusPort int
+	// Myself marks the node answering; Master the serving leader.
+	Myself, Master bool
+	// Offset is the node's replication offset: the applied Raft index where known.
+	Offset int64
+	// Failed is set when this node's probes of the member's client port go unanswered.
+	Failed bool
+}
+
+// ClusterState is a replicated group seen as a Redis Cluster of one shard: every slot is
+// served by the leader (the master) and the other members are its replicas.
+type ClusterState struct {
+	// Nodes lists the members, the leader first when there is one.
+	Nodes []ClusterNode
+	// Leader is the index of the leader in Nodes, -1 when this node never knew one.
+	Leader int
+	// LeaderDown is set during an election: Leader is then the last leader known, shown as a
+	// failed master (its slots are not served), and the cluster state is "fail".
+	LeaderDown bool
+	// Epoch is the Raft term, shown as the cluster's current and config epochs.
+	Epoch int64
+	// NowMs is the time the pong-received fields of CLUSTER NODES show for live links.
+	NowMs int64
+}
+
+// ClusterView is the server's side of the CLUSTER command. ClusterState returns nil on a
+// standalone server, which then answers every CLUSTER subcommand (and READONLY, READWRITE,
+// ASKING) as a standalone Redis 7.0 does.
+type ClusterView interface {
+	ClusterState() *ClusterState
+}
+
+// errClusterDisabled is a standalone Redis's reply to cluster-mode commands.
+const errClusterDisabled = "ERR This instance has cluster support disabled"
+
+func clusterState(c *Ctx) *ClusterState {
+	if v, ok := c.Srv.(ClusterView); ok {
+		if st := v.ClusterState(); st != nil {
+			return st
+		}
+	}
+	c.Error(errClusterDisabled)
+	return nil
+}
+
+// clusterCommands is CLUSTER and ASKING with Redis 7.0's metadata. In Raft mode (raft-port > 0)
+// the group answers as a Redis Cluster of one shard, so that cluster clients (go-redis
+// ClusterClient, redis-py RedisCluster, redis-cli -c) find the leader and follow it through
+// failovers; the slot and membership administration subcommands answer an error, because
+// slots never move and membership is the Raft group's (RAFT ADD/REMOVE). Standalone, every
+// subcommand answers Redis's "cluster support disabled" error.
+func clusterCommands() []*Command {
+	admin := []string{"admin", "slow", "dangerous"}
+	nondet := []string{"nondeterministic_output"}
+	sub := func(name string, arity int, flags Flag, acl []string, since, complexity, syntax, summary string, tips []string, h Handler) *Command {
+		return &Command{Name: name, Arity: arity, Flags: flags, ACL: acl, Since: since, Complexity: complexity,
+			Syntax: syntax, Summary: summary, Tips: tips, Handler: h}
+	}
+	adm := func(name string, arity int, since, complexity, syntax, summary string, tips []string) *Command {
+		return sub(name, arity, FlagAdmin|FlagStale|FlagNoAsyncLoading, admin, since, complexity, syntax, summary, tips, clusterUnsupported)
+	}
+	slow := []string{"slow"}
+	slotRange := "O(N) where N is the total number of the slots between the start slot and end slot arguments."
+	reset := sub("reset", -2, FlagAdmin|FlagNoScript|FlagStale, admin, "3.0.0",
+		"O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
+		"[HARD | SOFT]", "Reset a Redis Cluster node", nil, clusterUnsupported)
+	return []*Command{
+		{Name: "cluster", Arity: -2, ACL: slow, Group: "cluster", Since: "3.0.0",
+			Complexity: "Depends on subcommand.", Summary: "A container for cluster commands",
+			Doc: "In Raft mode (`raft-port` > 0) a group answers as a Redis Cluster of one shard: every slot belongs to the leader (the master), the other members are its replicas (docs/replication.md). " +
+				"SLOTS, SHARDS, NODES, INFO, MYID, KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT, REPLICAS, SLAVES, LINKS and COUNT-FAILURE-REPORTS answer; " +
+				"the slot and membership administration subcommands (ADDSLOTS, MEET, FAILOVER, ...) answer an error, membership is managed with RAFT. " +
+				"COUNTKEYSINSLOT and GETKEYSINSLOT walk the keyspace (O(N) in the number of keys: HotKV keeps no per-slot index). " +
+				"A standalone server answers every subcommand with Redis's `ERR This instance has cluster support disabled`.",
+			Subcommands: []*Command{
+				adm("addslots", -3, "3.0.0", "O(N) where N is the total number of hash slot arguments", "slot [slot ...]", "Assign new hash slots to receiving node", nil),
+				adm("addslotsrange", -4, "7.0.0", slotRange, "start-slot end-slot [start-slot end-slot ...]", "Assign new hash slots to receiving node", nil),
+				adm("bumpepoch", 2, "3.0.0", "O(1)", "", "Advance the cluster config epoch", nondet),
+				sub("count-failure-reports", 3, FlagAdmin|FlagStale, admin, "3.0.0", "O(N) where N is the number of failure reports", "node-id",
+					"Return the number of failure reports active for a given node", nondet, clusterCountFailureReports),
+				sub("countkeysinslot", 3, FlagStale, slow, "3.0.0", "O(1)", "slot", "Return the number of local keys in the specified hash slot", nil, clusterCountKeysInSlot),
+				adm("delslots", -3, "3.0.0", "O(N) where N is the total number of hash slot arguments", "slot [slot ...]", "Set hash slots as unbound in receiving node", nil),
+				adm("delslotsrange", -4, "7.0.0", slotRange, "start-slot end-slot [start-slot end-slot ...]", "Set hash slots as unbound in receiving node", nil),
+				adm("failover", -2, "3.0.0", "O(1)", "[FORCE | TAKEOVER]", "Forces a replica to perform a manual failover of its master.", nil),
+				adm("flushslots", 2, "3.0.0", "O(1)", "", "Delete a node's own slots information", nil),
+				adm("forget", 3, "3.0.0", "O(1)", "node-id", "Remove a node from the nodes table", nil),
+				sub("getkeysinslot", 4, FlagStale, slow, "3.0.0", "O(log(N)) where N is the number of requested keys", "slot count",
+					"Return local key names in the specified hash slot", nondet, clusterGetKeysInSlot),
+				sub("help", 2, FlagLoading|FlagStale, slow, "5.0.0", "O(1)", "", "Show helpful text about the different subcommands", nil, clusterHelp),
+				sub("info", 2, FlagStale, slow, "3.0.0", "O(1)", "", "Provides info about Redis Cluster node state", nondet, clusterInfo),
+				sub("keyslot", 3, FlagStale, slow, "3.0.0", "O(N) where N is the number of bytes in the key", "key", "Returns the hash slot of the specified key", nil, clusterKeySlot),
+				sub("links", 2, FlagStale, slow, "7.0.0", "O(N) where N is the total number of Cluster nodes", "",
+					"Returns a list of all TCP links to and from peer nodes in cluster", nondet, clusterLinks),
+				adm("meet", -4, "3.0.0", "O(1)", "ip port [cluster_bus_port]", "Force a node cluster to handshake with another node", nil),
+				sub("myid", 2, FlagStale, slow, "3.0.0", "O(1)", "", "Return the node id", nil, clusterMyID),
+				sub("nodes", 2, FlagStale, slow, "3.0.0", "O(N) where N is the total number of Cluster nodes", "", "Get Cluster config for the node", nondet, clusterNodes),
+				adm("replicate", 3, "3.0.0", "O(1)", "node-id", "Reconfigure a node as a replica of the specified master node", nil),
+				sub("replicas", 3, FlagAdmin|FlagStale, admin, "5.0.0", "O(1)", "node-id", "List replica nodes of the specified master node", nondet, clusterReplicas),
+				reset,
+				adm("saveconfig", 2, "3.0.0", "O(1)", "", "Forces the node to save cluster state on disk", nil),
+				adm("set-config-epoch", 3, "3.0.0", "O(1)", "config-epoch", "Set the configuration epoch in a new node", nil),
+				adm("setslot", -4, "3.0.0", "O(1)", "slot <IMPORTING node-id | MIGRATING node-id | NODE node-id | STABLE>", "Bind a hash slot to a specific node", nil),
+				sub("shards", 2, FlagStale, slow, "7.0.0", "O(N) where N is the total number of cluster nodes", "", "Get array of cluster slots to node mappings", nondet, clusterShards),
+				sub("slaves", 3, FlagAdmin|FlagStale, admin, "3.0.0", "O(1)", "node-id", "List replica nodes of the specified master node", nondet, clusterReplicas),
+				sub("slots", 2, FlagStale, slow, "3.0.0", "O(N) where N is the total number of Cluster nodes", "", "Get array of Cluster slot to node mappings", nondet, clusterSlots),
+			}},
+		{Name: "asking", Arity: 1, Flags: FlagFast, ACL: []string{"fast", "connection"},
+			Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
+			Summary: "Sent by cluster clients after an -ASK redirect",
+			Doc:     "In Raft mode it answers OK (slots never migrate, so no -ASK is ever sent); standalone, Redis's `ERR This instance has cluster support disabled`.",
+			Handler: askingCommand},
+	}
+}
+
+func clusterUnsupported(c *Ctx) {
+	if clusterState(c) == nil {
+		return
+	}
+	c.Error("ERR CLUSTER " + strings.ToUpper(c.Cmd.Name) + " is not supported: a HotKV Raft group is one shard holding every slot, and its membership is managed with RAFT ADD/REMOVE")
+}
+
+func clusterHelp(c *Ctx) {
+	if clusterState(c) == nil {
+		return
+	}
+	helpHandler(
+		"CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+		"COUNT-FAILURE-REPORTS <node-id>",
+		"    Return the number of failure reports for <node-id> (always 0: Raft detects failures).",
+		"COUNTKEYSINSLOT <slot>",
+		"    Return the number of keys in <slot>.",
+		"GETKEYSINSLOT <slot> <count>",
+		"    Return key names stored by this node in a slot.",
+		"INFO",
+		"    Return information about the cluster.",
+		"KEYSLOT <key>",
+		"    Return the hash slot for <key>.",
+		"LINKS",
+		"    Return information about the links to peers (none: Raft has its own transport).",
+		"MYID",
+		"    Return the node id.",
+		"NODES",
+		"    Return the cluster configuration seen by this node. Output format:",
+		"    <id> <ip:port@raft-port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+		"REPLICAS <node-id>",
+		"    Return the replicas of <node-id> (the Raft followers of the leader).",
+		"SLOTS",
+		"    Return the slot range mapping: every slot, the leader, then its followers.",
+		"SHARDS",
+		"    Return the one shard: every slot and the group's members.",
+		"The slot and membership subcommands (ADDSLOTS, MEET, FAILOVER, ...) are not supported:",
+		"membership is managed with RAFT ADD/REMOVE/TRANSFER.",
+		"HELP",
+		"    Prints this help.")(c)
+}
+
+func askingCommand(c *Ctx) {
+	if clusterState(c) != nil {
+		c.W.OK()
+	}
+}
+
+// readonlyCommand is READONLY: in Raft mode the connection may then run read commands on a
+// follower, against its local (possibly stale) state, instead of being redirected.
+func readonlyCommand(c *Ctx) {
+	if clusterState(c) != nil {
+		c.Client.ReadOnly = true
+		c.W.OK()
+	}
+}
+
+func readwriteCommand(c *Ctx) {
+	if clusterState(c) != nil {
+		c.Client.ReadOnly = false
+		c.W.OK()
+	}
+}
+
+func clusterMyID(c *Ctx) {
+	if st := clusterState(c); st != nil {
+		for _, n := range st.Nodes {
+			if n.Myself {
+				c.W.BulkString(n.ID)
+				return
+			}
+		}
+		c.Error("ERR this node is not a member of its Raft group")
+	}
+}
+
+func clusterKeySlot(c *Ctx) {
+	if clusterState(c) != nil {
+		c.W.Int(int64(replication.KeySlot(c.Args[2])))
+	}
+}
+
+// clusterSlotArg parses a slot argument as Redis's getSlotOrReply does.
+func clusterSlotArg(c *Ctx, i int) (int, bool) {
+	v, ok := c.Int(i)
+	if !ok {
+		return 0, false
+	}
+	if v < 0 || v >= 16384 {
+		c.Error("ERR Invalid slot")
+		return 0, false
+	}
+	return int(v), true
+}
+
+// eachKeyInSlot calls fn for every live key of the connection's database in slot, shard by
+// shard under its lock, until fn returns false.
+func eachKeyInSlot(c *Ctx, slot int, fn func(key string) bool) {
+	more := true
+	for i := 0; more && i < c.DB.NumShards(); i++ {
+		s := c.DB.Shard(i)
+		c.WithShard(s, func() {
+			s.Each(c.Now, func(e *store.Entry) bool {
+				k := e.Key()
+				if replication.KeySlot([]byte(k)) == slot {
+					more = fn(k)
+				}
+				return more
+			})
+		})
+	}
+}
+
+func clusterCountKeysInSlot(c *Ctx) {
+	if clusterState(c) == nil {
+		return
+	}
+	slot, ok := clusterSlotArg(c, 2)
+	if !ok {
+		return
+	}
+	n := 0
+	eachKeyInSlot(c, slot, func(string) bool { n++; return true })
+	c.W.Int(int64(n))
+}
+
+func clusterGetKeysInSlot(c *Ctx) {
+	if clusterState(c) == nil {
+		return
+	}
+	slot, ok := c.Int(2)
+	if !ok {
+		return
+	}
+	count, ok := c.Int(3)
+	if !ok {
+		return
+	}
+	if slot < 0 || slot >= 16384 || count < 0 {
+		c.Error("ERR Invalid slot or number of keys")
+		return
+	}
+	var keys []string
+	if count > 0 {
+		eachKeyInSlot(c, int(slot), func(k string) bool {
+			keys = append(keys, k)
+			return int64(len(keys)) < count
+		})
+	}
+	c.W.Array(len(keys))
+	for _, k := range keys {
+		c.W.BulkString(k)
+	}
+}
+
+func clusterInfo(c *Ctx) {
+	st := clusterState(c)
+	if st == nil {
+		return
+	}
+	state, ok, size := "fail", 0, 0
+	if st.Leader >= 0 && !st.LeaderDown {
+		state, ok, size = "ok", 16384, 1
+	}
+	var b strings.Builder
+	line := func(k string, v any) {
+		b.WriteString(k)
+		b.WriteByte(':')
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+		case int:
+			b.WriteString(strconv.Itoa(x))
+		case int64:
+			b.WriteString(strconv.FormatInt(x, 10))
+		}
+		b.WriteString("\r\n")
+	}
+	line("cluster_state", state)
+	line("cluster_slots_assigned", 16384)
+	line("cluster_slots_ok", ok)
+	line("cluster_slots_pfail", 0)
+	line("cluster_slots_fail", 16384-ok)
+	line("cluster_known_nodes", len(st.Nodes))
+	line("cluster_size", size)
+	line("cluster_current_epoch", st.Epoch)
+	line("cluster_my_epoch", st.Epoch)
+	line("cluster_stats_messages_sent", 0)
+	line("cluster_stats_messages_received", 0)
+	line("total_cluster_links_buffer_limit_exceeded", 0)
+	c.W.Verbatim("txt", b.String())
+}
+
+// nodeLine is one line of CLUSTER NODES, without its newline.
+func (st *ClusterState) nodeLine(n ClusterNode) string {
+	var b strings.Builder
+	b.WriteString(n.ID)
+	b.WriteByte(' ')
+	if n.Port > 0 {
+		b.WriteString(n.Host + ":" + strconv.Itoa(n.Port) + "@" + strconv.Itoa(n.BusPort))
+	} else {
+		b.WriteString(":0@0")
+	}
+	var flags []string
+	if n.Myself {
+		flags = append(flags, "myself")
+	}
+	if n.Master {
+		flags = append(flags, "master")
+	} else {
+		flags = append(flags, "slave")
+	}
+	down := (n.Master && st.LeaderDown) || n.Failed
+	if down {
+		flags = append(flags, "fail")
+	}
+	if n.Port == 0 {
+		flags = append(flags, "noaddr")
+	}
+	b.WriteByte(' ')
+	b.WriteString(strings.Join(flags, ","))
+	master := "-"
+	if !n.Master && st.Leader >= 0 {
+		master = st.Nodes[st.Leader].ID
+	}
+	pong := st.NowMs
+	link := "connected"
+	if down || (st.Leader < 0 && !n.Myself) {
+		link = "disconnected"
+	}
+	b.WriteString(" " + master + " 0 " + strconv.FormatInt(pong, 10) + " " + strconv.FormatInt(st.Epoch, 10) + " " + link)
+	if n.Master {
+		b.WriteString(" 0-16383")
+	}
+	return b.String()
+}
+
+func clusterNodes(c *Ctx) {
+	st := clusterState(c)
+	if st == nil {
+		return
+	}
+	var b strings.Builder
+	for _, n := range st.Nodes {
+		b.WriteString(st.nodeLine(n))
+		b.WriteByte('\n')
+	}
+	c.W.Verbatim("txt", b.String())
+}
+
+// findNode finds a node by its 40-hex id, replying Redis's error when there is none.
+func (st *ClusterState) findNode(c *Ctx, id []byte) (ClusterNode, bool) {
+	for _, n := range st.Nodes {
+		if n.ID == string(id) {
+			return n, true
+		}
+	}
+	c.Error("ERR Unknown node " + string(id))
+	return ClusterNode{}, false
+}
+
+func clusterReplicas(c *Ctx) {
+	st := clusterState(c)
+	if st == nil {
+		return
+	}
+	n, ok := st.findNode(c, c.Args[2])
+	if !ok {
+		return
+	}
+	if !n.Master {
+		c.Error("ERR The specified node is not a master")
+		return
+	}
+	var lines []string
+	for _, r := range st.Nodes {
+		if !r.Master {
+			lines = append(lines, st.nodeLine(r))
+		}
+	}
+	c.W.Array(len(lines))
+	for _, l := range lines {
+		c.W.BulkString(l)
+	}
+}
+
+func clusterCountFailureReports(c *Ctx) {
+	if st := clusterState(c); st != nil {
+		if _, ok := st.findNode(c, c.Args[2]); ok {
+			c.W.Int(0) // Raft's own heartbeats decide failures; no gossip reports exist
+		}
+	}
+}
+
+func clusterLinks(c *Ctx) {
+	if clusterState(c) != nil {
+		c.W.Array(0) // the members talk over Raft's transport, not over a cluster bus
+	}
+}
+
+// slotsNode writes one node of a CLUSTER SLOTS range: ip, port, id, networking metadata.
+func slotsNode(c *Ctx, n ClusterNode) {
+	c.W.Array(4)
+	c.W.BulkString(n.Host)
+	c.W.Int(int64(n.Port))
+	c.W.BulkString(n.ID)
+	c.W.Map(0)
+}
+
+func clusterSlots(c *Ctx) {
+	st := clusterState(c)
+	if st == nil {
+		return
+	}
+	if st.Leader < 0 {
+		c.W.Array(0) // this node never knew a leader: no slot is assigned yet
+		return
+	}
+	var replicas []ClusterNode
+	for _, n := range st.Nodes {
+		if !n.Master && n.Port > 0 && !n.Failed { // Redis leaves failed replicas out
+			replicas = append(replicas, n)
+		}
+	}
+	c.W.Array(1)
+	c.W.Array(3 + len(replicas))
+	c.W.Int(0)
+	c.W.Int(16383)
+	slotsNode(c, st.Nodes[st.Leader])
+	for _, r := range replicas {
+		slotsNode(c, r)
+	}
+}
+
+func clusterShards(c *Ctx) {
+	st := clusterState(c)
+	if st == nil {
+		return
+	}
+	var nodes []ClusterNode
+	for _, n := range st.Nodes {
+		if n.Port > 0 {
+			nodes = append(nodes, n)
+		}
+	}
+	c.W.Array(1)
+	c.W.Map(2)
+	c.W.BulkString("slots")
+	if st.Leader >= 0 {
+		c.W.Array(2)
+		c.W.Int(0)
+		c.W.Int(16383)
+	} else {
+		c.W.Array(0)
+	}
+	c.W.BulkString("nodes")
+	c.W.Array(len(nodes))
+	for _, n := range nodes {
+		c.W.Map(7)
+		c.W.BulkString("id")
+		c.W.BulkString(n.ID)
+		c.W.BulkString("port")
+		c.W.Int(int64(n.Port))
+		c.W.BulkString("ip")
+		c.W.BulkString(n.Host)
+		c.W.BulkString("endpoint")
+		c.W.BulkString(n.Host)
+		c.W.BulkString("role")
+		if n.Master {
+			c.W.BulkString("master")
+		} else {
+			c.W.BulkString("replica")
+		}
+		c.W.BulkString("replication-offset")
+		c.W.Int(n.Offset)
+		c.W.BulkString("health")
+		if (st.Leader < 0 && !n.Myself) || (n.Master && st.LeaderDown) || n.Failed {
+			c.W.BulkString("fail")
+		} else {
+			c.W.BulkString("online")
+		}
+	}
+}
