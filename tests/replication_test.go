@@ -94,7 +94,18 @@ func newGroup(t *testing.T, n int) []*raftNode {
 			t.Fatalf("RAFT ADD %s: %v", nd.id, err)
 		}
 	}
-	waitLeader(t, nodes)
+	leader := waitLeader(t, nodes)
+	// Each follower announces its client address, an entry of the log: wait for them, so that
+	// tests counting entries see only their own.
+	waitUntil(t, "every follower's address in the leader's INFO", 20*time.Second, func() bool {
+		info := leader.c.Info(context.Background(), "replication").Val()
+		for _, nd := range nodes {
+			if nd != leader && !strings.Contains(info, ",port="+strings.Split(nd.srv.Addr, ":")[1]+",") {
+				return false
+			}
+		}
+		return true
+	})
 	return nodes
 }
 
@@ -719,4 +730,54 @@ func TestReplicationDenialDoesNotWait(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the SET never failed")
 	}
+}
+
+// TestReplicationInfoReplicaProgress: followers report their applied index to the leader every
+// second (RAFT ANNOUNCE's third argument), and the leader's INFO replication shows each one in
+// Redis's slaveN format with its offset and lag.
+func TestReplicationInfoReplicaProgress(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	for i := range 20 {
+		require.NoError(t, leader.c.Set(ctx, fmt.Sprint("k", i), i, 0).Err())
+	}
+	commit, _ := strconv.Atoi(leader.status(t)["commit_index"])
+	var info string
+	waitUntil(t, "both followers reported the writes", 20*time.Second, func() bool {
+		info = leader.c.Info(ctx, "replication").Val()
+		online := 0
+		for _, line := range strings.Split(info, "\r\n") {
+			if !strings.HasPrefix(line, "slave") {
+				continue
+			}
+			var n, port, offset, lag int
+			var ip string
+			_, err := fmt.Sscanf(strings.ReplaceAll(strings.SplitN(line, ",id=", 2)[0], ",", " "),
+				"slave%d:ip=%s port=%d state=online offset=%d lag=%d", &n, &ip, &port, &offset, &lag)
+			if err == nil && offset >= commit && lag <= 2 {
+				online++
+			}
+		}
+		return online == 2
+	})
+	require.Contains(t, info, "connected_slaves:2\r\n")
+	for _, n := range nodes {
+		if n != leader {
+			require.Contains(t, info, ",port="+strings.Split(n.srv.Addr, ":")[1]+",", info)
+		}
+	}
+	// The leader takes a report only from a member, and an applied index only as an integer.
+	var follower *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	addr := follower.srv.Addr
+	require.EqualError(t, leader.c.Do(ctx, "RAFT", "ANNOUNCE", follower.id, addr, "x").Err(), "ERR value is not an integer or out of range")
+	require.EqualError(t, leader.c.Do(ctx, "RAFT", "ANNOUNCE", follower.id, addr, "1", "2").Err(),
+		"ERR unknown subcommand or wrong number of arguments for 'announce'. Try RAFT HELP.")
+	require.NoError(t, leader.c.Do(ctx, "RAFT", "ANNOUNCE", follower.id, addr, "5").Err())
+	require.Error(t, follower.c.Do(ctx, "RAFT", "ANNOUNCE", follower.id, addr, "5").Err(), "only the leader records")
 }

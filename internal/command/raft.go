@@ -13,7 +13,7 @@ type RaftAdmin interface {
 	RaftSnapshot() error
 	// RaftAnnounce records a member's client address in the group's log (on the leader), so
 	// that every node shows it in CLUSTER SLOTS/NODES.
-	RaftAnnounce(id, addr string) error
+	RaftAnnounce(id, addr string, applied int64) error
 }
 
 // raftCommands is RAFT, a HotKV-only container (Redis has none): membership and leadership
@@ -37,8 +37,8 @@ func raftCommands() []*Command {
 		"    Hand leadership to <id>, or to the most up-to-date follower.",
 		"SNAPSHOT",
 		"    Take a Raft snapshot now and compact the log (the leader pauses keyspace commands meanwhile).",
-		"ANNOUNCE <id> <host:port>",
-		"    Record a member's client address (sent by followers to the leader).",
+		"ANNOUNCE <id> <host:port> [<applied-index>]",
+		"    Record a member's client address and progress (sent by followers to the leader).",
 		"STATUS",
 		"    Return this node's role, leader, term, indexes and members.",
 		"HELP",
@@ -51,7 +51,8 @@ func raftCommands() []*Command {
 			sub("bootstrap", 2, "O(1)", "", "Starts a new Raft group whose only voter is this node", raftBootstrapCommand),
 			sub("add", 4, "O(1)", "id host:port", "Adds a voting member to the Raft group (on the leader)", raftAddCommand),
 			sub("remove", 3, "O(1)", "id", "Removes a member from the Raft group (on the leader)", raftRemoveCommand),
-			sub("announce", 4, "O(1)", "id host:port", "Records a member's client address in the Raft group (on the leader)", raftAnnounceCommand),
+			sub("announce", -4, "O(1)", "id host:port [applied-index]",
+				"Records a member's client address in the Raft group, and its progress (on the leader)", raftAnnounceCommand),
 			sub("transfer", -2, "O(1)", "[id]", "Hands Raft leadership to another member (on the leader)", raftTransferCommand),
 			help,
 			sub("snapshot", 2, "O(N) where N is the number of keys", "",
@@ -102,7 +103,20 @@ func raftRemoveCommand(c *Ctx) {
 
 func raftAnnounceCommand(c *Ctx) {
 	if ra := raftAdmin(c); ra != nil {
-		raftReply(c, ra.RaftAnnounce(string(c.Args[2]), string(c.Args[3])))
+		applied := int64(-1)
+		if len(c.Args) > 5 {
+			c.Error("ERR unknown subcommand or wrong number of arguments for 'announce'. Try RAFT HELP.")
+			return
+		}
+		if len(c.Args) == 5 {
+			v, ok := c.intInRange(4, 0, 1<<62)
+			if !ok {
+				c.Error(ErrNotInt)
+				return
+			}
+			applied = v
+		}
+		raftReply(c, ra.RaftAnnounce(string(c.Args[2]), string(c.Args[3]), applied))
 	}
 }
 

@@ -64,6 +64,7 @@ func (r *replState) applyMember(kind byte, rest []byte) {
 	r.metaMu.Lock()
 	if kind == entryMember && addr == "" {
 		delete(r.leaders, id)
+		delete(r.progress, id)
 	} else {
 		r.leaders[id] = addr
 	}
@@ -76,8 +77,20 @@ func (r *replState) memberAddr(id string) string {
 	return r.leaders[id]
 }
 
-// announce records a member's client address in the log; it runs on the leader.
-func (r *replState) announce(id, addr string) error {
+// followerProgress is what a follower last reported to the leader (RAFT ANNOUNCE's applied
+// index): hashicorp/raft keeps each follower's match index to itself, and INFO replication and
+// CLUSTER NODES show Redis's per-replica offset and lag from this.
+type followerProgress struct {
+	applied int64
+	at      time.Time
+}
+
+// progressEvery is how often a follower reports its applied index to the leader.
+const progressEvery = time.Second
+
+// announce records a member's client address in the log, and its applied index (applied >= 0)
+// in the leader's memory; it runs on the leader.
+func (r *replState) announce(id, addr string, applied int64) error {
 	node := r.getNode()
 	if node == nil {
 		return errors.New("TRYAGAIN the Raft node is rebuilding")
@@ -92,6 +105,14 @@ func (r *replState) announce(id, addr string) error {
 		if !slices.ContainsFunc(node.Members(), func(m replication.Member) bool { return m.ID == id }) {
 			return fmt.Errorf("%q is not a member of the group", id)
 		}
+	}
+	if applied >= 0 {
+		r.metaMu.Lock()
+		if r.progress == nil {
+			r.progress = map[string]followerProgress{}
+		}
+		r.progress[id] = followerProgress{applied: applied, at: time.Now()}
+		r.metaMu.Unlock()
 	}
 	if r.memberAddr(id) == addr {
 		return nil
@@ -212,8 +233,9 @@ func (h *memberHealth) markProbed(addr string, at time.Time) {
 	h.mu.Unlock()
 }
 
-// announcer runs on every node: while a leader is known and this node's client address is not
-// the one the replicated map holds, it asks the leader to record it. It also runs the prober.
+// announcer runs on every node: while a leader is known, a follower tells it its client
+// address (which the leader records in the log when it is new) and, every progressEvery, its
+// applied index (INFO replication's offset and lag). It also runs the prober.
 func (r *replState) announcer() {
 	done := make(chan struct{})
 	var probing sync.WaitGroup
@@ -229,9 +251,12 @@ func (r *replState) announcer() {
 			continue
 		}
 		_, lid := node.Leader()
-		if lid == "" || lid == node.ID() || r.memberAddr(node.ID()) == r.self {
+		if lid == "" || lid == node.ID() {
 			wait = 200 * time.Millisecond
 			continue
+		}
+		if r.memberAddr(node.ID()) == r.self {
+			wait = progressEvery // recorded: from now on the announcements report progress
 		}
 		laddr := r.memberAddr(lid)
 		if laddr == "" || !slices.ContainsFunc(node.Members(), func(m replication.Member) bool { return m.ID == node.ID() }) {
@@ -246,7 +271,9 @@ func (r *replState) announcer() {
 			continue
 		}
 		lastErr = ""
-		wait = 200 * time.Millisecond
+		if r.memberAddr(node.ID()) != r.self {
+			wait = 200 * time.Millisecond // until the entry recording it is applied here
+		}
 	}
 }
 
@@ -299,7 +326,11 @@ func (r *replState) sendAnnounce(leaderAddr, id string) error {
 	if err != nil {
 		return fmt.Errorf("AUTH: %w", err)
 	}
-	return call("RAFT", "ANNOUNCE", id, r.self)
+	applied := int64(0)
+	if node := r.getNode(); node != nil {
+		applied = int64(node.Raft.AppliedIndex())
+	}
+	return call("RAFT", "ANNOUNCE", id, r.self, strconv.FormatInt(applied, 10))
 }
 
 // followerReadOK reports whether a follower may run a READONLY client's read: while it is in
@@ -358,6 +389,8 @@ func (s *Server) ClusterState() *command.ClusterState {
 		addr := r.memberAddr(m.ID)
 		if n.Myself {
 			addr, n.Offset = r.self, applied
+		} else if p, ok := r.followerProgress(m.ID); ok && r.servingA.Load() {
+			n.Offset = p.applied
 		}
 		if h, p, err := net.SplitHostPort(addr); err == nil {
 			n.Host = h
@@ -382,12 +415,20 @@ func (s *Server) ClusterState() *command.ClusterState {
 	return st
 }
 
+// followerProgress returns what member id last reported to this node as leader.
+func (r *replState) followerProgress(id string) (followerProgress, bool) {
+	r.metaMu.Lock()
+	defer r.metaMu.Unlock()
+	p, ok := r.progress[id]
+	return p, ok
+}
+
 // RaftAnnounce implements command.RaftAdmin.
-func (s *Server) RaftAnnounce(id, addr string) error {
+func (s *Server) RaftAnnounce(id, addr string, applied int64) error {
 	if s.repl == nil {
 		return errStandalone
 	}
-	if err := s.repl.announce(id, addr); err != nil {
+	if err := s.repl.announce(id, addr, applied); err != nil {
 		if strings.HasPrefix(err.Error(), "TRYAGAIN") {
 			return err
 		}

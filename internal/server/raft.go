@@ -135,6 +135,8 @@ type replState struct {
 	floor   atomic.Int64 // the largest leader timestamp applied: the log's time floor
 	metaMu  sync.Mutex
 	leaders map[string]string // node id -> client address, from leader entries
+	// progress is, on the leader, each follower's last reported applied index (cluster.go).
+	progress map[string]followerProgress
 
 	// The Redis Cluster facade (cluster.go): leaders also holds the followers' addresses, from
 	// member entries; lastLeader is the last leader known, shown as a failed master during an
@@ -806,7 +808,18 @@ func (r *replState) info(b *strings.Builder) {
 				if m.ID == node.ID() {
 					continue
 				}
-				fmt.Fprintf(b, "slave%d:id=%s,raft_addr=%s,voter=%v\r\n", n, m.ID, m.Addr, m.Voter)
+				// Redis's fields first (Sentinel and clients parse ip, port, state, offset
+				// and lag), from what the follower last reported (RAFT ANNOUNCE).
+				host, port, _ := net.SplitHostPort(r.memberAddr(m.ID))
+				state, offset, lag := "wait_bgsave", int64(0), int64(-1)
+				if p, ok := r.followerProgress(m.ID); ok {
+					offset, lag = p.applied, int64(time.Since(p.at)/time.Second)
+					if time.Since(p.at) <= 3*progressEvery {
+						state = "online"
+					}
+				}
+				fmt.Fprintf(b, "slave%d:ip=%s,port=%s,state=%s,offset=%d,lag=%d,id=%s,raft_addr=%s,voter=%v\r\n",
+					n, host, port, state, offset, lag, m.ID, m.Addr, m.Voter)
 				n++
 			}
 		}
@@ -857,7 +870,7 @@ func (s *Server) RaftRemove(id string) error {
 		}
 		// Forget its client address (cluster.go); best effort: the topology lists only the
 		// configuration's members anyway, and a node that removed itself no longer leads.
-		_ = s.repl.announce(id, "")
+		_ = s.repl.announce(id, "", -1)
 		return nil
 	})
 }
