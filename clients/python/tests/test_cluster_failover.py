@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -23,29 +22,12 @@ import pytest
 import redis
 from redis.cluster import ClusterNode, LoadBalancingStrategy, RedisCluster
 
+from conftest import _binary, _free_port  # the server helpers the other tests use
 from hotkv.cluster import HotKVCluster
-
-ROOT = Path(__file__).resolve().parents[3]
 
 # The product's failover target is 2 s at default settings; this bound leaves room for a
 # loaded 2-core machine. The measured time is printed (pytest -s shows it).
 FAILOVER_BOUND = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _binary() -> str:
-    env = os.environ.get("HOTKV_SERVER_BIN")
-    if env:
-        return env
-    path = ROOT / "bin" / "hotkv-server"
-    if not path.exists():
-        subprocess.run(["go", "build", "-o", str(path), "./cmd/hotkv-server"], cwd=ROOT, check=True)
-    return str(path)
 
 
 def _wait(what: str, timeout: float, check: Callable[[], bool]) -> None:
