@@ -349,3 +349,17 @@ func (s snapshotBytes) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s snapshotBytes) Release() {}
+
+// Hurry shortens this node's heartbeat and election timeouts to the leader lease (the least
+// hashicorp/raft allows), or restores the configured ones. A follower that sees the leader's
+// process go away (its connections reset) hurries, so that it, and the other survivors that
+// saw the same, stop waiting for a leader that cannot answer: the election then starts after
+// a lease instead of one to two heartbeat timeouts, and a refused pre-vote is retried as soon.
+func (n *Node) Hurry(on bool) error {
+	rc := n.Raft.ReloadableConfig()
+	rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.HeartbeatTimeout, n.cfg.ElectionTimeout
+	if on {
+		rc.HeartbeatTimeout, rc.ElectionTimeout = n.cfg.LeaderLeaseTimeout, n.cfg.LeaderLeaseTimeout
+	}
+	return n.Raft.ReloadConfig(rc)
+}

@@ -198,11 +198,12 @@ func (s *Server) startRaft() error {
 		return fmt.Errorf("Can't start the Raft node: %w", err)
 	}
 	r.node = node
-	r.wg.Add(4)
+	r.wg.Add(5)
 	go func() { defer r.wg.Done(); r.proposer() }()
 	go func() { defer r.wg.Done(); r.completer() }()
 	go func() { defer r.wg.Done(); r.snapshotter() }()
-	go func() { defer r.wg.Done(); r.announcer() }() // cluster.go
+	go func() { defer r.wg.Done(); r.announcer() }()   // cluster.go
+	go func() { defer r.wg.Done(); r.leaderWatch() }() // raftwatch.go
 	s.log.Info("Raft node started", "id", id, "raft_addr", bind, "client_addr", r.self, "dir", dir)
 	return nil
 }
