@@ -573,7 +573,7 @@ func (s *Server) installAOF(f *os.File, seg, dir, name string, size, total int64
 	a.curSize.Store(size)
 	a.lastWriteOK.Store(true)
 	s.aof = a
-	s.store.Journal = a
+	s.setJournal(a)
 }
 
 // resetStatsAfterLoad forgets what replaying counted: command statistics and changes since the

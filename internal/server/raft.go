@@ -188,7 +188,7 @@ func (s *Server) startRaft() error {
 	r.rp = replayer{s: s}
 	r.rp.init()
 	s.repl = r
-	s.store.Journal = r
+	s.setJournal(r)
 	s.table.Gate = r.gate
 	s.table.World = &r.world
 	r.encoded = make(chan int, 1)

@@ -68,18 +68,22 @@ type Server struct {
 	shutdownFn func()
 
 	// Values mirrored from the config for the hot path.
-	maxBulk      atomic.Int64
-	timeoutSec   atomic.Int64
-	maxClients   atomic.Int64
-	maxQueryBuf  atomic.Int64
-	keepAlive    atomic.Int64
-	protected    atomic.Bool
-	debugMode    atomic.Value // "no" | "yes" | "local"
-	hz           atomic.Int64
-	expireEffort atomic.Int64
-	rlCompat     atomic.Int64
-	rlMax        atomic.Int64
-	rlEntries    atomic.Int64
+	maxBulk     atomic.Int64
+	timeoutSec  atomic.Int64
+	maxClients  atomic.Int64
+	maxQueryBuf atomic.Int64
+	keepAlive   atomic.Int64
+	protected   atomic.Bool
+	debugMode   atomic.Value // "no" | "yes" | "local"
+	hz          atomic.Int64
+	// journalMu guards store.Journal against the denied-totals flush (flushDeniedTotals);
+	// journalHooked: a test replaced the journal (StoreForTest), and the flush stays off.
+	journalMu     sync.Mutex
+	journalHooked bool
+	expireEffort  atomic.Int64
+	rlCompat      atomic.Int64
+	rlMax         atomic.Int64
+	rlEntries     atomic.Int64
 
 	stats   stats
 	persist persistState
@@ -261,7 +265,14 @@ func (s *Server) applyConfig(name, value string) {
 }
 
 // Store exposes the keyspace, for tests and tools in this module.
-func (s *Server) StoreForTest() *store.Store { return s.store }
+func (s *Server) StoreForTest() *store.Store {
+	// Tests replace the store's Journal while the server runs: the denied-totals flush, which
+	// reads it from its own goroutine, stops first (journalMu orders the two).
+	s.journalMu.Lock()
+	s.journalHooked = true
+	s.journalMu.Unlock()
+	return s.store
+}
 
 // SetShutdownFunc installs what SHUTDOWN calls after the server stopped; main exits there.
 func (s *Server) SetShutdownFunc(fn func()) { s.shutdownFn = fn }
@@ -514,14 +525,25 @@ func (s *Server) deniedTotalsLoop() {
 	}
 }
 
+// setJournal installs j as the store's journal; journalMu orders it with the denied-totals
+// flush, which reads the journal from its own goroutine (CONFIG SET appendonly yes installs
+// one while the server runs).
+func (s *Server) setJournal(j store.Journal) {
+	s.journalMu.Lock()
+	s.store.Journal = j
+	s.journalMu.Unlock()
+}
+
 var (
 	effSetState = []byte("RATELIMIT.SETSTATE")
 	effTotals   = []byte("TOTALS")
 )
 
 func (s *Server) flushDeniedTotals() {
+	s.journalMu.Lock()
+	defer s.journalMu.Unlock()
 	j := s.store.Journal
-	if j == nil {
+	if j == nil || s.journalHooked {
 		return
 	}
 	if r := s.repl; r != nil {
