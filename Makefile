@@ -63,7 +63,7 @@ ratelimit-libs:
 stress-expiry:
 	KEYS=$(KEYS) TTL=$(TTL) bash scripts/stress-expiry.sh
 
-## cluster-demo: three nodes of one Raft group on 127.0.0.1 (clients 7001-7003, Raft 7101-7103; BASE=7000 moves them), n1 bootstrapped, n2 and n3 added
+## cluster-demo: a sharded cluster on 127.0.0.1: 3 shards of 3 nodes (clients 7001-7009, Raft 7101-7109, meta group 17101-17109; BASE=7000 moves them, SHARDS and NODES resize it), slots spread evenly (docs/cluster.md)
 cluster-demo:
 	bash scripts/cluster-demo.sh start
 

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,20 +29,52 @@ type ClusterNode struct {
 	Failed bool
 }
 
-// ClusterState is a replicated group seen as a Redis Cluster of one shard: every slot is
-// served by the leader (the master) and the other members are its replicas.
-type ClusterState struct {
+// ClusterShard is one shard as the CLUSTER commands show it: a Raft group whose leader is
+// the master of its slots and whose other members are its replicas.
+type ClusterShard struct {
+	// Slots are the shard's slot ranges (inclusive); none while it owns no slot or no leader
+	// was ever known.
+	Slots [][2]int
 	// Nodes lists the members, the leader first when there is one.
 	Nodes []ClusterNode
-	// Leader is the index of the leader in Nodes, -1 when this node never knew one.
+	// Leader is the index of the leader in Nodes, -1 when none is known.
 	Leader int
 	// LeaderDown is set during an election: Leader is then the last leader known, shown as a
 	// failed master (its slots are not served), and the cluster state is "fail".
 	LeaderDown bool
-	// Epoch is the Raft term, shown as the cluster's current and config epochs.
+}
+
+// ClusterState is what the CLUSTER commands describe. A replicated group (raft-port) is a
+// Redis Cluster of one shard owning every slot; a sharded cluster (cluster-enabled) has the
+// shards of the meta group's slot map (docs/cluster.md).
+type ClusterState struct {
+	Shards []ClusterShard
+	// Epoch is shown as the cluster's current and config epochs: the Raft term of a single
+	// group, the slot map's epoch in a sharded cluster.
 	Epoch int64
 	// NowMs is the time the pong-received fields of CLUSTER NODES show for live links.
 	NowMs int64
+}
+
+// each calls fn for every node with its shard.
+func (st *ClusterState) each(fn func(sh *ClusterShard, n ClusterNode)) {
+	for i := range st.Shards {
+		for _, n := range st.Shards[i].Nodes {
+			fn(&st.Shards[i], n)
+		}
+	}
+}
+
+// served reports whether sh's slots are served: it has a live leader.
+func (sh *ClusterShard) served() bool { return sh.Leader >= 0 && !sh.LeaderDown }
+
+// slotCount counts sh's slots.
+func (sh *ClusterShard) slotCount() int {
+	n := 0
+	for _, r := range sh.Slots {
+		n += r[1] - r[0] + 1
+	}
+	return n
 }
 
 // ClusterView is the server's side of the CLUSTER command. ClusterState returns nil on a
@@ -199,13 +232,17 @@ func readwriteCommand(c *Ctx) {
 
 func clusterMyID(c *Ctx) {
 	if st := clusterState(c); st != nil {
-		for _, n := range st.Nodes {
+		id := ""
+		st.each(func(_ *ClusterShard, n ClusterNode) {
 			if n.Myself {
-				c.W.BulkString(n.ID)
-				return
+				id = n.ID
 			}
+		})
+		if id == "" {
+			c.Error("ERR this node is not a member of its Raft group")
+			return
 		}
-		c.Error("ERR this node is not a member of its Raft group")
+		c.W.BulkString(id)
 	}
 }
 
@@ -293,9 +330,23 @@ func clusterInfo(c *Ctx) {
 	if st == nil {
 		return
 	}
-	state, ok, size := "fail", 0, 0
-	if st.Leader >= 0 && !st.LeaderDown {
-		state, ok, size = "ok", 16384, 1
+	assigned, ok, size, known := 0, 0, 0, 0
+	for i := range st.Shards {
+		sh := &st.Shards[i]
+		known += len(sh.Nodes)
+		n := sh.slotCount()
+		assigned += n
+		if n > 0 {
+			size++
+		}
+		if sh.served() {
+			ok += n
+		}
+	}
+	// Redis's cluster-require-full-coverage: the cluster is down while a slot is unserved.
+	state := "fail"
+	if ok == 16384 {
+		state = "ok"
 	}
 	var b strings.Builder
 	line := func(k string, v any) {
@@ -312,11 +363,11 @@ func clusterInfo(c *Ctx) {
 		b.WriteString("\r\n")
 	}
 	line("cluster_state", state)
-	line("cluster_slots_assigned", 16384)
+	line("cluster_slots_assigned", assigned)
 	line("cluster_slots_ok", ok)
 	line("cluster_slots_pfail", 0)
-	line("cluster_slots_fail", 16384-ok)
-	line("cluster_known_nodes", len(st.Nodes))
+	line("cluster_slots_fail", assigned-ok)
+	line("cluster_known_nodes", known)
 	line("cluster_size", size)
 	line("cluster_current_epoch", st.Epoch)
 	line("cluster_my_epoch", st.Epoch)
@@ -327,7 +378,7 @@ func clusterInfo(c *Ctx) {
 }
 
 // nodeLine is one line of CLUSTER NODES, without its newline.
-func (st *ClusterState) nodeLine(n ClusterNode) string {
+func (st *ClusterState) nodeLine(sh *ClusterShard, n ClusterNode) string {
 	var b strings.Builder
 	b.WriteString(n.ID)
 	b.WriteByte(' ')
@@ -345,7 +396,7 @@ func (st *ClusterState) nodeLine(n ClusterNode) string {
 	} else {
 		flags = append(flags, "slave")
 	}
-	down := (n.Master && st.LeaderDown) || n.Failed
+	down := (n.Master && sh.LeaderDown) || n.Failed
 	if down {
 		flags = append(flags, "fail")
 	}
@@ -355,17 +406,23 @@ func (st *ClusterState) nodeLine(n ClusterNode) string {
 	b.WriteByte(' ')
 	b.WriteString(strings.Join(flags, ","))
 	master := "-"
-	if !n.Master && st.Leader >= 0 {
-		master = st.Nodes[st.Leader].ID
+	if !n.Master && sh.Leader >= 0 {
+		master = sh.Nodes[sh.Leader].ID
 	}
 	pong := st.NowMs
 	link := "connected"
-	if down || (st.Leader < 0 && !n.Myself) {
+	if down || (sh.Leader < 0 && !n.Myself) {
 		link = "disconnected"
 	}
 	b.WriteString(" " + master + " 0 " + strconv.FormatInt(pong, 10) + " " + strconv.FormatInt(st.Epoch, 10) + " " + link)
 	if n.Master {
-		b.WriteString(" 0-16383")
+		for _, r := range sh.Slots {
+			if r[0] == r[1] {
+				b.WriteString(" " + strconv.Itoa(r[0]))
+			} else {
+				b.WriteString(" " + strconv.Itoa(r[0]) + "-" + strconv.Itoa(r[1]))
+			}
+		}
 	}
 	return b.String()
 }
@@ -376,22 +433,24 @@ func clusterNodes(c *Ctx) {
 		return
 	}
 	var b strings.Builder
-	for _, n := range st.Nodes {
-		b.WriteString(st.nodeLine(n))
+	st.each(func(sh *ClusterShard, n ClusterNode) {
+		b.WriteString(st.nodeLine(sh, n))
 		b.WriteByte('\n')
-	}
+	})
 	c.W.Verbatim("txt", b.String())
 }
 
 // findNode finds a node by its 40-hex id, replying Redis's error when there is none.
-func (st *ClusterState) findNode(c *Ctx, id []byte) (ClusterNode, bool) {
-	for _, n := range st.Nodes {
-		if n.ID == string(id) {
-			return n, true
+func (st *ClusterState) findNode(c *Ctx, id []byte) (*ClusterShard, ClusterNode, bool) {
+	for i := range st.Shards {
+		for _, n := range st.Shards[i].Nodes {
+			if n.ID == string(id) {
+				return &st.Shards[i], n, true
+			}
 		}
 	}
 	c.Error("ERR Unknown node " + string(id))
-	return ClusterNode{}, false
+	return nil, ClusterNode{}, false
 }
 
 func clusterReplicas(c *Ctx) {
@@ -399,7 +458,7 @@ func clusterReplicas(c *Ctx) {
 	if st == nil {
 		return
 	}
-	n, ok := st.findNode(c, c.Args[2])
+	sh, n, ok := st.findNode(c, c.Args[2])
 	if !ok {
 		return
 	}
@@ -408,9 +467,9 @@ func clusterReplicas(c *Ctx) {
 		return
 	}
 	var lines []string
-	for _, r := range st.Nodes {
+	for _, r := range sh.Nodes {
 		if !r.Master {
-			lines = append(lines, st.nodeLine(r))
+			lines = append(lines, st.nodeLine(sh, r))
 		}
 	}
 	c.W.Array(len(lines))
@@ -421,7 +480,7 @@ func clusterReplicas(c *Ctx) {
 
 func clusterCountFailureReports(c *Ctx) {
 	if st := clusterState(c); st != nil {
-		if _, ok := st.findNode(c, c.Args[2]); ok {
+		if _, _, ok := st.findNode(c, c.Args[2]); ok {
 			c.W.Int(0) // Raft's own heartbeats decide failures; no gossip reports exist
 		}
 	}
@@ -447,23 +506,38 @@ func clusterSlots(c *Ctx) {
 	if st == nil {
 		return
 	}
-	if st.Leader < 0 {
-		c.W.Array(0) // this node never knew a leader: no slot is assigned yet
-		return
+	// One entry per slot range whose shard has a known leader (a shard that never had one is
+	// left out, as Redis leaves out unassigned slots), in slot order as Redis lists them.
+	type entry struct {
+		r  [2]int
+		sh *ClusterShard
 	}
-	var replicas []ClusterNode
-	for _, n := range st.Nodes {
-		if !n.Master && n.Port > 0 && !n.Failed { // Redis leaves failed replicas out
-			replicas = append(replicas, n)
+	var entries []entry
+	for i := range st.Shards {
+		sh := &st.Shards[i]
+		if sh.Leader < 0 {
+			continue
+		}
+		for _, r := range sh.Slots {
+			entries = append(entries, entry{r, sh})
 		}
 	}
-	c.W.Array(1)
-	c.W.Array(3 + len(replicas))
-	c.W.Int(0)
-	c.W.Int(16383)
-	slotsNode(c, st.Nodes[st.Leader])
-	for _, r := range replicas {
-		slotsNode(c, r)
+	slices.SortFunc(entries, func(a, b entry) int { return a.r[0] - b.r[0] })
+	c.W.Array(len(entries))
+	for _, e := range entries {
+		var replicas []ClusterNode
+		for _, n := range e.sh.Nodes {
+			if !n.Master && n.Port > 0 && !n.Failed { // Redis leaves failed replicas out
+				replicas = append(replicas, n)
+			}
+		}
+		c.W.Array(3 + len(replicas))
+		c.W.Int(int64(e.r[0]))
+		c.W.Int(int64(e.r[1]))
+		slotsNode(c, e.sh.Nodes[e.sh.Leader])
+		for _, r := range replicas {
+			slotsNode(c, r)
+		}
 	}
 }
 
@@ -472,47 +546,76 @@ func clusterShards(c *Ctx) {
 	if st == nil {
 		return
 	}
-	var nodes []ClusterNode
-	for _, n := range st.Nodes {
-		if n.Port > 0 {
-			nodes = append(nodes, n)
+	c.W.Array(len(st.Shards))
+	for i := range st.Shards {
+		sh := &st.Shards[i]
+		var nodes []ClusterNode
+		for _, n := range sh.Nodes {
+			if n.Port > 0 {
+				nodes = append(nodes, n)
+			}
 		}
-	}
-	c.W.Array(1)
-	c.W.Map(2)
-	c.W.BulkString("slots")
-	if st.Leader >= 0 {
-		c.W.Array(2)
-		c.W.Int(0)
-		c.W.Int(16383)
-	} else {
-		c.W.Array(0)
-	}
-	c.W.BulkString("nodes")
-	c.W.Array(len(nodes))
-	for _, n := range nodes {
-		c.W.Map(7)
-		c.W.BulkString("id")
-		c.W.BulkString(n.ID)
-		c.W.BulkString("port")
-		c.W.Int(int64(n.Port))
-		c.W.BulkString("ip")
-		c.W.BulkString(n.Host)
-		c.W.BulkString("endpoint")
-		c.W.BulkString(n.Host)
-		c.W.BulkString("role")
-		if n.Master {
-			c.W.BulkString("master")
+		c.W.Map(2)
+		c.W.BulkString("slots")
+		if sh.Leader >= 0 {
+			c.W.Array(2 * len(sh.Slots))
+			for _, r := range sh.Slots {
+				c.W.Int(int64(r[0]))
+				c.W.Int(int64(r[1]))
+			}
 		} else {
-			c.W.BulkString("replica")
+			c.W.Array(0)
 		}
-		c.W.BulkString("replication-offset")
-		c.W.Int(n.Offset)
-		c.W.BulkString("health")
-		if (st.Leader < 0 && !n.Myself) || (n.Master && st.LeaderDown) || n.Failed {
-			c.W.BulkString("fail")
-		} else {
-			c.W.BulkString("online")
+		c.W.BulkString("nodes")
+		c.W.Array(len(nodes))
+		for _, n := range nodes {
+			c.W.Map(7)
+			c.W.BulkString("id")
+			c.W.BulkString(n.ID)
+			c.W.BulkString("port")
+			c.W.Int(int64(n.Port))
+			c.W.BulkString("ip")
+			c.W.BulkString(n.Host)
+			c.W.BulkString("endpoint")
+			c.W.BulkString(n.Host)
+			c.W.BulkString("role")
+			if n.Master {
+				c.W.BulkString("master")
+			} else {
+				c.W.BulkString("replica")
+			}
+			c.W.BulkString("replication-offset")
+			c.W.Int(n.Offset)
+			c.W.BulkString("health")
+			if (sh.Leader < 0 && !n.Myself) || (n.Master && sh.LeaderDown) || n.Failed {
+				c.W.BulkString("fail")
+			} else {
+				c.W.BulkString("online")
+			}
 		}
 	}
+}
+
+// KeysSlot returns the slot shared by the keys of cmd with args, -1 when it has no keys, and
+// cross set when they are in different slots (Redis Cluster's -CROSSSLOT). The single-key
+// case, nearly every command, allocates nothing.
+func KeysSlot(cmd *Command, args [][]byte) (slot int, cross bool) {
+	if cmd.GetKeys == nil && !cmd.keyNum && cmd.FirstKey > 0 && cmd.LastKey == cmd.FirstKey {
+		if cmd.FirstKey < len(args) {
+			return replication.KeySlot(args[cmd.FirstKey]), false
+		}
+		return -1, false
+	}
+	slot = -1
+	for _, i := range cmd.KeyIndexes(args) {
+		if i >= len(args) {
+			continue
+		}
+		s := replication.KeySlot(args[i])
+		if slot >= 0 && s != slot {
+			return slot, true
+		}
+		slot = s
+	}
+	return slot, false
 }

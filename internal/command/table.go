@@ -27,6 +27,7 @@ func groups() [][]*Command {
 		aclCommands(),
 		pubsubCommands(),
 		raftCommands(),
+		clusterxCommands(),
 		clusterCommands(),
 	}
 }

@@ -194,6 +194,17 @@ func Directives() []*Directive {
 			Doc: "Number of Raft entries (each a batch of effects) after which a node snapshots its state and compacts the log before it. A follower snapshots at once; the leader, which must pause keyspace commands while it encodes its snapshot, also waits until the log written since its last snapshot is at least as large as that snapshot (docs/replication.md, \"Snapshots\")."},
 		{Name: "raft-trailing-logs", Type: Int, Default: "1024", Min: 0, Max: 1 << 40, Group: "replication",
 			Doc: "Raft entries kept in the log after a snapshot compacts it (hashicorp/raft's TrailingLogs): a follower that lags by fewer catches up from the log, one that lags by more gets the whole snapshot."},
+		// Sharding (docs/cluster.md)
+		{Name: "cluster-enabled", Type: Bool, Default: "no", Group: "cluster",
+			Doc: "Make this node part of a sharded cluster: its Raft group (`raft-port`, required) is one shard, owning the slots the cluster's slot map gives it, and the node also runs a member of the meta group that replicates the slot map (docs/cluster.md). Commands on keys of other shards' slots answer `-MOVED` to them. `no`: a single group owns every slot."},
+		{Name: "cluster-shard-id", Type: String, Default: "", Group: "cluster",
+			Doc: "The shard (Raft group) this node belongs to, the same on every member of the group; required with `cluster-enabled`."},
+		{Name: "cluster-meta-port", Type: Int, Default: "0", Min: 0, Max: 65535, Group: "cluster",
+			Doc: "TCP port of this node's meta group Raft transport, on `raft-announce-ip`. 0: `raft-port` + 10000 (as Redis's cluster bus port is the client port + 10000)."},
+		{Name: "cluster-meta-bootstrap", Type: Bool, Default: "no", Group: "cluster",
+			Doc: "Start a new cluster (a meta group whose only voter is this node) if this node has no meta state yet: the same as `CLUSTERX BOOTSTRAP`. Every other node joins with `CLUSTERX JOIN`."},
+		{Name: "cluster-meta-voters", Type: Int, Default: "3", Min: 1, Max: 9, Group: "cluster",
+			Doc: "How many nodes vote in the meta group: the first nodes to join vote, later ones receive the slot map without voting (Raft non-voters). 3 survives the loss of one, 5 of two."},
 		// Pub/sub and client-side caching
 		{Name: "notify-keyspace-events", Type: Special, Default: "", Mutable: true, Parse: parseNotifyKeyspaceEvents, Group: "pubsub",
 			Doc: "Keyspace events to publish, as Redis's letters: `K` (`__keyspace@<db>__:<key>` channels), `E` (`__keyevent@<db>__:<event>`), and the classes `g` generic, `$` string, `l` list, `s` set, `h` hash, `z` sorted set, `x` expired, `e` evicted, `t` stream, `m` key miss, `d` module, `n` new key, `A` (`g$lshzxetd`). Empty (the default) publishes none, and then a write pays one atomic load for them. CONFIG GET reports Redis's canonical order (`AKE` for `KEA`)."},

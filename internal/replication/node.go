@@ -239,6 +239,12 @@ func (n *Node) AddVoter(id, addr string) error {
 	return n.Raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error()
 }
 
+// AddNonvoter adds (or updates) a member that receives the log but does not vote: the meta
+// group's members beyond its voters, which need the slot map but not a say in it.
+func (n *Node) AddNonvoter(id, addr string) error {
+	return n.Raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error()
+}
+
 // Remove removes a member; only the leader can.
 func (n *Node) Remove(id string) error {
 	return n.Raft.RemoveServer(raft.ServerID(id), 0, 10*time.Second).Error()
@@ -317,8 +323,36 @@ func (n *Node) Close() error {
 type fsmAdapter struct{ f FSM }
 
 func (a *fsmAdapter) Apply(l *raft.Log) any {
-	if l.Type == raft.LogCommand {
-		a.f.Apply(l.Index, l.Term, l.Data)
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	if rf, ok := a.f.(ResultFSM); ok {
+		return rf.ApplyErr(l.Index, l.Term, l.Data)
+	}
+	a.f.Apply(l.Index, l.Term, l.Data)
+	return nil
+}
+
+// ResultFSM is an FSM whose entries can be refused: the meta group's slot map checks each
+// change against the state it applies to, and the proposer needs to know the outcome.
+type ResultFSM interface {
+	FSM
+	// ApplyErr applies an entry as Apply does and returns why it changed nothing, if so.
+	ApplyErr(index, term uint64, data []byte) error
+}
+
+// Propose appends data to the log, waits until it is applied here, and returns the
+// ResultFSM's outcome; only the leader can.
+func (n *Node) Propose(data []byte, timeout time.Duration) error {
+	f := n.Raft.Apply(data, timeout)
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) {
+			return ErrNotLeader
+		}
+		return err
+	}
+	if err, ok := f.Response().(error); ok {
+		return err
 	}
 	return nil
 }

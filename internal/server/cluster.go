@@ -22,7 +22,6 @@ package server
 // a group normally share their passwords.
 
 import (
-	"bufio"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -199,12 +198,18 @@ func (r *replState) prober(done <-chan struct{}) {
 		if node == nil || !r.health.wanted.Load() {
 			continue
 		}
-		var wg sync.WaitGroup
-		for _, m := range node.Members() {
-			addr := r.memberAddr(m.ID)
-			if m.ID == node.ID() || addr == "" {
-				continue
+		var targets []string
+		if sh := r.s.shards; sh != nil {
+			targets = sh.probeTargets() // every node of the cluster
+		} else {
+			for _, m := range node.Members() {
+				if addr := r.memberAddr(m.ID); m.ID != node.ID() && addr != "" {
+					targets = append(targets, addr)
+				}
 			}
+		}
+		var wg sync.WaitGroup
+		for _, addr := range targets {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -277,60 +282,14 @@ func (r *replState) announcer() {
 	}
 }
 
-// sendAnnounce sends AUTH (if configured) and RAFT ANNOUNCE to the leader's client port.
+// sendAnnounce sends RAFT ANNOUNCE to the leader's client port (peerCall authenticates).
 func (r *replState) sendAnnounce(leaderAddr, id string) error {
-	conn, err := net.DialTimeout("tcp", leaderAddr, 2*time.Second)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(12 * time.Second))
-	finished := make(chan struct{})
-	defer close(finished)
-	go func() {
-		select {
-		case <-r.s.ctx.Done():
-			_ = conn.Close() // the server closes: do not hold it up
-		case <-finished:
-		}
-	}()
-	rd := bufio.NewReader(conn)
-	call := func(args ...string) error {
-		var b strings.Builder
-		fmt.Fprintf(&b, "*%d\r\n", len(args))
-		for _, a := range args {
-			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-		}
-		if _, err := conn.Write([]byte(b.String())); err != nil {
-			return err
-		}
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			return err
-		}
-		if strings.HasPrefix(line, "-") {
-			return errors.New(strings.TrimSpace(line[1:]))
-		}
-		return nil
-	}
-	user, pass := r.s.cfg.Get("masteruser"), r.s.cfg.Get("masterauth")
-	if pass == "" {
-		pass = r.s.cfg.Get("requirepass")
-	}
-	switch {
-	case user != "":
-		err = call("AUTH", user, pass)
-	case pass != "":
-		err = call("AUTH", pass)
-	}
-	if err != nil {
-		return fmt.Errorf("AUTH: %w", err)
-	}
 	applied := int64(0)
 	if node := r.getNode(); node != nil {
 		applied = int64(node.Raft.AppliedIndex())
 	}
-	return call("RAFT", "ANNOUNCE", id, r.self, strconv.FormatInt(applied, 10))
+	_, err := r.s.peerCall(leaderAddr, 12*time.Second, []string{"RAFT", "ANNOUNCE", id, r.self, strconv.FormatInt(applied, 10)})
+	return err
 }
 
 // followerReadOK reports whether a follower may run a READONLY client's read: while it is in
@@ -355,13 +314,29 @@ func (s *Server) ClusterState() *command.ClusterState {
 	}
 	r.health.wanted.Store(true)
 	now := time.Now()
-	st := &command.ClusterState{Leader: -1, NowMs: now.UnixMilli()}
+	st := &command.ClusterState{NowMs: now.UnixMilli()}
+	own, term := r.groupShard(now)
+	if s.shards != nil {
+		return s.shards.clusterState(st, own, now)
+	}
+	st.Epoch = term
+	if own.Leader >= 0 {
+		own.Slots = [][2]int{{0, 16383}}
+	}
+	st.Shards = []command.ClusterShard{own}
+	return st
+}
+
+// groupShard describes this node's Raft group as a shard without slots, from the node's own
+// Raft state (fresher than anything the slot map says), and returns the group's term.
+func (r *replState) groupShard(now time.Time) (command.ClusterShard, int64) {
+	sh := command.ClusterShard{Leader: -1}
 	node := r.getNode()
 	if node == nil {
-		return st
+		return sh, 0
 	}
 	stats := node.Raft.Stats()
-	st.Epoch, _ = strconv.ParseInt(stats["term"], 10, 64)
+	term, _ := strconv.ParseInt(stats["term"], 10, 64)
 	applied := int64(node.Raft.AppliedIndex())
 	commit, _ := strconv.ParseInt(stats["commit_index"], 10, 64)
 	leaderID, down := "", false
@@ -397,10 +372,19 @@ func (s *Server) ClusterState() *command.ClusterState {
 			n.Port, _ = strconv.Atoi(p)
 		}
 		n.Failed = !n.Myself && addr != "" && r.health.failed(addr, now)
-		st.Nodes = append(st.Nodes, n)
+		sh.Nodes = append(sh.Nodes, n)
 	}
-	// The leader first, then the others by Raft id: every node lists them in the same order.
-	slices.SortFunc(st.Nodes, func(a, b command.ClusterNode) int {
+	sortShardNodes(&sh)
+	if len(sh.Nodes) > 0 && sh.Nodes[0].Master {
+		sh.Leader, sh.LeaderDown = 0, down
+	}
+	return sh, term
+}
+
+// sortShardNodes puts the leader first, then the others by Raft id: every node lists them in
+// the same order.
+func sortShardNodes(sh *command.ClusterShard) {
+	slices.SortFunc(sh.Nodes, func(a, b command.ClusterNode) int {
 		if a.Master != b.Master {
 			if a.Master {
 				return -1
@@ -409,10 +393,6 @@ func (s *Server) ClusterState() *command.ClusterState {
 		}
 		return strings.Compare(a.RaftID, b.RaftID)
 	})
-	if len(st.Nodes) > 0 && st.Nodes[0].Master {
-		st.Leader, st.LeaderDown = 0, down
-	}
-	return st
 }
 
 // followerProgress returns what member id last reported to this node as leader.

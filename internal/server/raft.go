@@ -488,6 +488,11 @@ func (r *replState) gate(c *command.Ctx, cmd *command.Command) string {
 	if c.Client == &r.rp.client {
 		return ""
 	}
+	if sh := r.s.shards; sh != nil {
+		if msg := sh.route(c, cmd); msg != "" {
+			return msg
+		}
+	}
 	if r.servingA.Load() {
 		if !cmd.Decision {
 			c.Client.Gated = true // a decision's effects set it (stamper): a denial has none

@@ -100,6 +100,8 @@ type Server struct {
 	aofPolicy atomic.Int32
 	// repl is the Raft node in replicated mode (raft-port > 0, raft.go); nil standalone.
 	repl *replState
+	// shards is the sharding state (cluster-enabled, sharding.go); nil otherwise.
+	shards *shardState
 
 	// metrics is the Prometheus listener (metrics.go); ready is set once the dataset is loaded
 	// and the listeners accept clients (/readyz), and loadingHook is SetLoadingHook's.
@@ -315,7 +317,9 @@ func (s *Server) Start() error {
 	if s.loadingHook != nil {
 		s.loadingHook()
 	}
-	if s.cfg.GetInt("raft-port") != 0 {
+	if s.cfg.GetBool("cluster-enabled") && s.cfg.GetInt("raft-port") == 0 {
+		err = errors.New("cluster-enabled needs raft-port: each shard is a Raft group (docs/cluster.md)")
+	} else if s.cfg.GetInt("raft-port") != 0 {
 		// Replicated: the Raft snapshots and log are the data, loaded once the node starts
 		// (after the listeners open; keyspace commands wait for a leader meanwhile).
 	} else if s.cfg.GetBool("appendonly") {
@@ -354,7 +358,19 @@ func (s *Server) Start() error {
 	if s.cfg.GetInt("raft-port") != 0 {
 		// Before the first client is accepted: connections read the replication state (the
 		// journal, the gate) from their first command on.
-		if err := s.startRaft(); err != nil {
+		var err error
+		if s.cfg.GetBool("cluster-enabled") {
+			err = s.newShards()
+		}
+		if err == nil {
+			err = s.startRaft()
+		}
+		if err == nil && s.shards != nil {
+			if err = s.startSharding(); err != nil {
+				s.repl.close()
+			}
+		}
+		if err != nil {
 			for _, ln := range lns { // the TLS listeners, not yet the server's
 				_ = ln.Close()
 			}
@@ -617,6 +633,9 @@ func (s *Server) acceptLoop(ln net.Listener, secure bool) {
 func (s *Server) Close() error {
 	s.beginClose()
 	s.finishOnce.Do(func() {
+		if s.shards != nil {
+			s.shards.close()
+		}
 		if s.repl != nil {
 			s.repl.close() // fails the connections waiting for a commit, so they can end
 		}

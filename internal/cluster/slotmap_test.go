@@ -1,0 +1,96 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func apply(t *testing.T, f *FSM, op Op) error {
+	t.Helper()
+	b, err := json.Marshal(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.ApplyErr(0, 0, b)
+}
+
+// TestMapOps: nodes create their shards, slots are assigned only once, hints are fenced by
+// term, and the view answers the owner of every slot.
+func TestMapOps(t *testing.T) {
+	f := NewFSM()
+	if f.View().Owner(0) != nil {
+		t.Fatal("an empty map owns slot 0")
+	}
+	if err := apply(t, f, Op{Kind: "assign", Shard: "s1", Slots: []Range{{0, 10}}}); err == nil || !strings.Contains(err.Error(), "unknown shard") {
+		t.Fatalf("assign to an unknown shard: %v", err)
+	}
+	for _, n := range []Node{{ID: "n1", Shard: "s1", Addr: "h:1"}, {ID: "n2", Shard: "s1", Addr: "h:2"}, {ID: "n3", Shard: "s2", Addr: "h:3"}} {
+		if err := apply(t, f, Op{Kind: "node", Node: &n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := apply(t, f, Op{Kind: "node", Node: &Node{ID: "n1", Shard: "s2"}}); err == nil {
+		t.Fatal("a node moved shards without being forgotten")
+	}
+	if err := apply(t, f, Op{Kind: "assign", Shard: "s1", Slots: []Range{{0, 8191}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(t, f, Op{Kind: "assign", Shard: "s2", Slots: []Range{{8000, 9000}}}); err == nil || !strings.Contains(err.Error(), "slot 8000 is already owned by shard s1") {
+		t.Fatalf("double assignment: %v", err)
+	}
+	if err := apply(t, f, Op{Kind: "assign", Shard: "s2", Slots: []Range{{8192, 16383}}}); err != nil {
+		t.Fatal(err)
+	}
+	v := f.View()
+	if v.Epoch != 2 || v.Assigned() != Slots || v.Owner(8191).ID != "s1" || v.Owner(8192).ID != "s2" || len(v.Owner(0).Nodes) != 2 {
+		t.Fatalf("view: epoch %d, assigned %d", v.Epoch, v.Assigned())
+	}
+	// Hints: a higher term wins, a lower one is ignored, a node of another shard is refused.
+	if err := apply(t, f, Op{Kind: "hint", Shard: "s1", ID: "n2", Term: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(t, f, Op{Kind: "hint", Shard: "s1", ID: "n1", Term: 4}); err != nil {
+		t.Fatal(err) // no change, not an error
+	}
+	if got := f.View().Owner(0).Leader; got != "n2" {
+		t.Fatalf("a stale hint overwrote the leader: %s", got)
+	}
+	if err := apply(t, f, Op{Kind: "hint", Shard: "s1", ID: "n3", Term: 9}); err == nil {
+		t.Fatal("a node of s2 became s1's leader")
+	}
+	// Snapshot and restore give the same map.
+	snap, _ := f.Snapshot()
+	g := NewFSM()
+	if err := g.Restore(strings.NewReader(string(snap))); err != nil {
+		t.Fatal(err)
+	}
+	if g.Map().String() != f.Map().String() || g.View().Owner(0).Leader != "n2" {
+		t.Fatalf("restored %s, want %s", g.Map(), f.Map())
+	}
+	if err := apply(t, f, Op{Kind: "forget", ID: "n2"}); err != nil {
+		t.Fatal(err)
+	}
+	if sh := f.View().Owner(0); sh.Leader != "" || len(sh.Nodes) != 1 {
+		t.Fatalf("forgotten leader still hinted: %+v", sh)
+	}
+	if err := f.Check(&Op{Kind: "node", Node: &Node{ID: "n1", Shard: "s1", Addr: "h:1"}}); !errors.Is(err, ErrNoChange) {
+		t.Fatalf("repeated node announcement: %v", err)
+	}
+}
+
+func TestRanges(t *testing.T) {
+	rs, err := ParseRanges([]string{"10", "20", "0", "9", "30", "30"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Normalize(rs); len(got) != 2 || got[0] != (Range{0, 20}) || got[1] != (Range{30, 30}) {
+		t.Fatalf("Normalize = %v", got)
+	}
+	for _, bad := range [][]string{{"1"}, {"5", "4"}, {"0", "16384"}, {"-1", "3"}, {"a", "b"}} {
+		if _, err := ParseRanges(bad); err == nil {
+			t.Errorf("ParseRanges(%v) accepted", bad)
+		}
+	}
+}
