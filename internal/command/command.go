@@ -176,6 +176,11 @@ type Command struct {
 	// those are lost the client was denied too strictly, never admitted too loosely
 	// (design/ha-and-cluster.md §3.1).
 	Decision bool
+	// RunsScript marks EVAL, EVALSHA, FCALL and their read-only forms: Redis gives the
+	// writing ones none of the write/readonly/may_replicate flags, yet they touch the
+	// keyspace, so the replication gate must see them (a follower that ran one would change
+	// its store outside the log) and the cluster must route them by their declared keys.
+	RunsScript bool
 	// keyNum is set by NewTable when a key spec counts its keys from a numkeys argument
 	// (ZUNION, ZMPOP, LMPOP ...): KeyIndexes then finds the keys through the specs.
 	keyNum bool

@@ -71,13 +71,13 @@ func (t *Table) exec(c *Ctx) {
 		return
 	}
 	if w := t.World; w != nil && !c.inScript && !c.Client.LogApplier &&
-		(cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 || cmd.Name == "exec") {
+		(cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 || cmd.RunsScript || cmd.Name == "exec") {
 		// Only commands that touch the keyspace (EXEC runs queued ones): an admin command
 		// that waits, such as RAFT SNAPSHOT, must not hold the world.
 		w.RLock()
 		defer w.RUnlock()
 	}
-	if t.Gate != nil && cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 && !c.inScript {
+	if t.Gate != nil && (cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 || cmd.RunsScript) && !c.inScript {
 		if msg := t.Gate(c, cmd); msg != "" {
 			c.Cmd = cmd
 			cmd.RejectedCalls.Add(1)
@@ -608,7 +608,7 @@ func (t *Table) gateExec(c *Ctx, exec *Command) bool {
 	args := c.Args
 	defer func() { c.Args = args }()
 	for _, q := range c.Client.multi.queue {
-		if q.cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) == 0 {
+		if q.cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) == 0 && !q.cmd.RunsScript {
 			continue
 		}
 		c.Args = q.args // the redirect names the queued command's slot

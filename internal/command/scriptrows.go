@@ -17,7 +17,7 @@ func evalRow(name string, flags Flag, since, first, summary string, notes string
 		KeySpecs: []KeySpec{{Flags: ks, Begin: 2, FirstKey: 1, Step: 1, Notes: notes}},
 		Group:    "scripting", Since: since, Syntax: first + " numkeys [key [key ...]] [arg [arg ...]]",
 		Complexity: "Depends on the script that is executed.", Summary: summary, Doc: scriptingDoc,
-		Global: true, Handler: h}
+		Global: true, RunsScript: true, Handler: h}
 }
 
 func scriptingCommands() []*Command {

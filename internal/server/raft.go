@@ -500,7 +500,9 @@ func (r *replState) gate(c *command.Ctx, cmd *command.Command) string {
 		c.DB = c.DB.Live() // conn chose the read-only view while this node did not serve
 		return ""
 	}
-	if c.Client.ReadOnly && cmd.Flags&(command.FlagWrite|command.FlagMayReplicate) == 0 && r.followerReadOK() {
+	// EVAL and FCALL may write (only their _RO forms are flagged read-only): the leader runs them.
+	mayWrite := cmd.Flags&(command.FlagWrite|command.FlagMayReplicate) != 0 || (cmd.RunsScript && cmd.Flags&command.FlagReadOnly == 0)
+	if c.Client.ReadOnly && !mayWrite && r.followerReadOK() {
 		return "" // READONLY: a read on this follower's state, through the read-only view (cluster.go)
 	}
 	addr := r.leaderClientAddr()

@@ -1,0 +1,330 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// shardedCluster is an in-process sharded cluster (docs/cluster.md): shards[s] are the nodes of
+// shard s<s+1>, a Raft group; the first node of shard s1 started the meta group.
+type shardedCluster struct {
+	shards [][]*raftNode
+}
+
+func (sc *shardedCluster) all() []*raftNode {
+	var out []*raftNode
+	for _, sh := range sc.shards {
+		out = append(out, sh...)
+	}
+	return out
+}
+
+// newShardedCluster starts shards groups of perShard nodes, joins every node to the cluster
+// started by the first one and, when assign is set, spreads the slots evenly.
+func newShardedCluster(t *testing.T, shards, perShard int, assign bool) *shardedCluster {
+	t.Helper()
+	sc := &shardedCluster{}
+	id := 0
+	for s := range shards {
+		var group []*raftNode
+		for i := range perShard {
+			id++
+			n := &raftNode{id: fmt.Sprintf("n%d", id), dir: t.TempDir(), raftPort: freePort(t)}
+			n.extra = []string{"--cluster-enabled", "yes", "--cluster-shard-id", fmt.Sprintf("s%d", s+1),
+				"--cluster-meta-port", strconv.Itoa(freePort(t))}
+			if id == 1 {
+				n.extra = append(n.extra, "--cluster-meta-bootstrap", "yes")
+			}
+			n.start(t, i == 0)
+			t.Cleanup(n.stop)
+			group = append(group, n)
+		}
+		waitLeader(t, group[:1])
+		for _, nd := range group[1:] {
+			require.NoError(t, group[0].c.Do(context.Background(), "RAFT", "ADD", nd.id, "127.0.0.1:"+strconv.Itoa(nd.raftPort)).Err())
+		}
+		waitLeader(t, group)
+		sc.shards = append(sc.shards, group)
+	}
+	first := sc.shards[0][0]
+	waitUntil(t, "the meta group's leader", 20*time.Second, func() bool {
+		return strings.Contains(fmt.Sprint(first.c.Do(context.Background(), "CLUSTERX", "STATUS").Val()), "meta_state leader")
+	})
+	port := strings.Split(first.srv.Addr, ":")[1]
+	for _, n := range sc.all()[1:] {
+		require.NoError(t, n.c.Do(context.Background(), "CLUSTERX", "JOIN", "127.0.0.1", port).Err(), "JOIN %s", n.id)
+	}
+	if assign {
+		for s := range shards {
+			args := []any{"CLUSTERX", "ASSIGN", fmt.Sprintf("s%d", s+1), s * 16384 / shards, (s+1)*16384/shards - 1}
+			require.NoError(t, sc.all()[s%len(sc.all())].c.Do(context.Background(), args...).Err())
+		}
+		sc.waitOK(t)
+	}
+	return sc
+}
+
+// waitOK waits until every node reports cluster_state:ok with every shard's leader known.
+func (sc *shardedCluster) waitOK(t *testing.T) {
+	t.Helper()
+	waitUntil(t, "cluster_state:ok on every node", 30*time.Second, func() bool {
+		for _, n := range sc.all() {
+			if !strings.Contains(n.c.ClusterInfo(context.Background()).Val(), "cluster_state:ok") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (sc *shardedCluster) addrs() []string {
+	var out []string
+	for _, n := range sc.all() {
+		out = append(out, n.srv.Addr)
+	}
+	return out
+}
+
+// clusterClient is a go-redis ClusterClient on the cluster that reloads its slot map every
+// second (its default, 60 s, is for Redis Cluster's gossip-driven failovers; docs/cluster.md).
+func (sc *shardedCluster) clusterClient(t *testing.T) *redis.ClusterClient {
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: sc.addrs(), Protocol: 2, DisableIdentity: true,
+		MaxRedirects: 16, ClusterStateReloadInterval: time.Second, ReadTimeout: 20 * time.Second})
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
+// TestShardedRouting: three single-node shards. Slots without an owner answer CLUSTERDOWN,
+// assignments cannot overlap, every node describes the same three shards, keys of other
+// shards are redirected with -MOVED, multi-key commands need one slot, and a go-redis
+// ClusterClient works across the shards.
+func TestShardedRouting(t *testing.T) {
+	ctx := context.Background()
+	sc := newShardedCluster(t, 3, 1, false)
+	n1 := sc.shards[0][0]
+	require.EqualError(t, n1.c.Get(ctx, "foo").Err(), "CLUSTERDOWN Hash slot not served")
+	require.Contains(t, n1.c.ClusterInfo(ctx).Val(), "cluster_state:fail")
+	require.NoError(t, n1.c.Do(ctx, "CLUSTERX", "ASSIGN", "s1", 0, 5460).Err())
+	err := sc.shards[1][0].c.Do(ctx, "CLUSTERX", "ASSIGN", "s2", 5000, 10921).Err()
+	require.ErrorContains(t, err, "slot 5000 is already owned by shard s1")
+	require.ErrorContains(t, n1.c.Do(ctx, "CLUSTERX", "ASSIGN", "s9", 0, 1).Err(), "unknown shard s9")
+	require.ErrorContains(t, n1.c.Do(ctx, "CLUSTERX", "ASSIGN", "s2", 5, 1).Err(), "invalid slot range")
+	// Assigned from a node that is not the meta leader: forwarded.
+	require.NoError(t, sc.shards[2][0].c.Do(ctx, "CLUSTERX", "ASSIGN", "s2", 5461, 10921).Err())
+	require.NoError(t, sc.shards[1][0].c.Do(ctx, "CLUSTERX", "ASSIGN", "s3", 10922, 16383).Err())
+	sc.waitOK(t)
+
+	// Every node: the same three ranges, each with its shard's node as master.
+	for _, n := range sc.all() {
+		slots, err := n.c.ClusterSlots(ctx).Result()
+		require.NoError(t, err)
+		require.Len(t, slots, 3, "CLUSTER SLOTS on %s", n.id)
+		for i, want := range [][2]int{{0, 5460}, {5461, 10921}, {10922, 16383}} {
+			require.Equal(t, want[0], int(slots[i].Start))
+			require.Equal(t, want[1], int(slots[i].End))
+			require.Equal(t, sc.shards[i][0].srv.Addr, slots[i].Nodes[0].Addr)
+		}
+		nodes := n.c.ClusterNodes(ctx).Val()
+		require.Equal(t, 3, strings.Count(nodes, "master"), nodes)
+		require.Equal(t, 1, strings.Count(nodes, "myself"), nodes)
+		require.Contains(t, n.c.ClusterInfo(ctx).Val(), "cluster_size:3")
+	}
+	// foo is in slot 12182 (s3), bar in 5061 (s1).
+	require.NoError(t, n1.c.Set(ctx, "bar", "1", 0).Err())
+	require.EqualError(t, n1.c.Set(ctx, "foo", "1", 0).Err(), "MOVED 12182 "+sc.shards[2][0].srv.Addr)
+	require.EqualError(t, sc.shards[1][0].c.Get(ctx, "bar").Err(), "MOVED 5061 "+n1.srv.Addr)
+	require.EqualError(t, n1.c.MSet(ctx, "bar", "1", "{bar}x", "2", "foo", "3").Err(), "CROSSSLOT Keys in request don't hash to the same slot")
+	require.NoError(t, n1.c.MSet(ctx, "bar", "1", "{bar}x", "2").Err())
+	require.EqualError(t, n1.c.Do(ctx, "GCRA.RESET", "bar", "foo").Err(), "CROSSSLOT Keys in request don't hash to the same slot")
+	require.EqualError(t, n1.c.Eval(ctx, "return 1", []string{"bar", "foo"}).Err(), "CROSSSLOT Keys in request don't hash to the same slot")
+	// A named limiter lives on the slot of its name.
+	require.EqualError(t, n1.c.Do(ctx, "RATELIMIT.CREATE", "foo", 10, 1000, "ALGO", "token_bucket").Err(),
+		"MOVED 12182 "+sc.shards[2][0].srv.Addr)
+
+	// A cluster client: values land on their shards and read back; each GCRA key admits its
+	// burst exactly, wherever it lives.
+	cc := sc.clusterClient(t)
+	for i := range 300 {
+		require.NoError(t, cc.Set(ctx, "key:"+strconv.Itoa(i), i, 0).Err())
+	}
+	for i := range 300 {
+		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "key:"+strconv.Itoa(i)).Val())
+	}
+	total := 0
+	for _, sh := range sc.shards {
+		n := sh[0].c.DBSize(ctx).Val()
+		require.Greater(t, n, int64(50), "shard of %s holds %d keys", sh[0].id, n)
+		total += int(n)
+	}
+	require.Equal(t, 300+2, total) // and bar, {bar}x
+	for i := range 30 {
+		key := "limit:" + strconv.Itoa(i)
+		allowed := 0
+		for range 8 {
+			v, err := cc.Do(ctx, "GCRA.LIMIT", key, 3600000, 5).Slice()
+			require.NoError(t, err)
+			if v[0].(int64) == 0 { // redis-cell's reply: 0 = allowed, 1 = limited
+				allowed++
+			}
+		}
+		require.Equal(t, 5, allowed, key)
+	}
+	require.NoError(t, cc.Do(ctx, "RATELIMIT.CREATE", "api", 2, 60000, "ALGO", "sliding_window").Err())
+	for i, want := range []int64{1, 1, 0} {
+		v, err := cc.Do(ctx, "RATELIMIT.CHECK", "api", "user:1").Slice()
+		require.NoError(t, err)
+		require.Equal(t, want, v[0], "check %d", i)
+	}
+	require.Len(t, sc.shards[0][0].c.Do(ctx, "RATELIMIT.LIST").Val(), 0, "the limiter is on api's shard only")
+
+	// CLUSTERX without cluster-enabled.
+	plain := newGroup(t, 1)[0]
+	require.EqualError(t, plain.c.Do(ctx, "CLUSTERX", "MAP").Err(), "ERR This instance has cluster support disabled (cluster-enabled no)")
+}
+
+// TestShardedRestart: the slot map and every shard's data survive a restart of all nodes.
+func TestShardedRestart(t *testing.T) {
+	ctx := context.Background()
+	sc := newShardedCluster(t, 2, 1, true)
+	cc := sc.clusterClient(t)
+	for i := range 100 {
+		require.NoError(t, cc.Set(ctx, "k"+strconv.Itoa(i), i, 0).Err())
+	}
+	_ = cc.Close()
+	for _, n := range sc.all() {
+		n.stop()
+	}
+	for i, n := range sc.all() {
+		n.start(t, i == 0)
+	}
+	sc.waitOK(t)
+	cc = sc.clusterClient(t)
+	for i := range 100 {
+		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "k"+strconv.Itoa(i)).Val())
+	}
+	m := sc.shards[1][0].c.Do(ctx, "CLUSTERX", "MAP").String()
+	require.Contains(t, m, `"epoch":2`)
+}
+
+// TestShardedFailover: three shards of three nodes; a go-redis ClusterClient hammers GCRA keys
+// in every shard while shard s2's leader is stopped. The client follows the new leader, no
+// key admits more than its burst, and every node ends up describing the new leader.
+func TestShardedFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 9 nodes")
+	}
+	ctx := context.Background()
+	sc := newShardedCluster(t, 3, 3, true)
+	cc := sc.clusterClient(t)
+	// 400 per 1000 hours: one unit refills every 2.5 hours, none during the test.
+	const burst, keys, workers, period = 400, 24, 8, 3600000000
+	var admitted [keys]atomic.Int64
+	var total, errs atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := i % keys
+				v, err := cc.Do(ctx, "GCRA.LIMIT", "fo:"+strconv.Itoa(k), period, burst).Slice()
+				if err != nil {
+					errs.Add(1)
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				if v[0].(int64) == 0 { // 0 = allowed
+					admitted[k].Add(1)
+					total.Add(1)
+				}
+			}
+		}()
+	}
+	// Stop s2's leader a quarter of the way through.
+	waitUntil(t, "a quarter of the admissions", 30*time.Second, func() bool { return total.Load() >= burst*keys/4 })
+	old := waitLeader(t, sc.shards[1])
+	old.stop()
+	var rest []*raftNode
+	for _, n := range sc.shards[1] {
+		if n != old {
+			rest = append(rest, n)
+		}
+	}
+	nl := waitLeader(t, rest)
+	waitUntil(t, "every live node to show s2's new leader", 20*time.Second, func() bool {
+		for _, n := range sc.all() {
+			if n == old {
+				continue
+			}
+			slots, err := n.c.ClusterSlots(ctx).Result()
+			if err != nil || len(slots) != 3 || slots[1].Nodes[0].Addr != nl.srv.Addr {
+				return false
+			}
+		}
+		return true
+	})
+	// The load goes on until every key denies: its burst is spent on its (possibly new) leader.
+	waitUntil(t, "every key to deny", 60*time.Second, func() bool {
+		for k := range keys {
+			v, err := cc.Do(ctx, "GCRA.LIMIT", "fo:"+strconv.Itoa(k), period, burst).Slice()
+			if err != nil {
+				return false
+			}
+			if v[0].(int64) == 0 {
+				admitted[k].Add(1)
+				return false
+			}
+		}
+		return true
+	})
+	close(stop)
+	wg.Wait()
+	// A reply lost when the leader stopped may have been an admission: each key admitted
+	// exactly its burst, of which the clients saw all but at most one per worker.
+	for k := range keys {
+		got := admitted[k].Load()
+		require.LessOrEqual(t, got, int64(burst), "key fo:%d", k)
+		require.GreaterOrEqual(t, got, int64(burst-workers), "key fo:%d", k)
+	}
+	t.Logf("%d errors retried during the failover", errs.Load())
+}
+
+// TestReplicationScriptOnFollower: EVAL and FCALL carry none of Redis's write flags, but a
+// follower must not run them (its store would change outside the log): they are redirected to
+// the leader, even for a READONLY connection; EVAL_RO runs there.
+func TestReplicationScriptOnFollower(t *testing.T) {
+	ctx := context.Background()
+	nodes := newGroup(t, 2)
+	leader := waitLeader(t, nodes)
+	var follower *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	require.NoError(t, leader.c.Set(ctx, "k", "v", 0).Err())
+	err := follower.c.Eval(ctx, "return redis.call('set', KEYS[1], 'x')", []string{"k"}).Err()
+	require.ErrorContains(t, err, "MOVED 7629 "+leader.srv.Addr)
+	conn := follower.c.Conn()
+	defer conn.Close()
+	require.NoError(t, conn.ReadOnly(ctx).Err())
+	require.ErrorContains(t, conn.Eval(ctx, "return redis.call('set', KEYS[1], 'x')", []string{"k"}).Err(), "MOVED")
+	waitApplied(t, leader, nodes)
+	require.Equal(t, "v", conn.EvalRO(ctx, "return redis.call('get', KEYS[1])", []string{"k"}).Val())
+	require.Equal(t, "v", leader.c.Get(ctx, "k").Val())
+}
