@@ -1,0 +1,175 @@
+package io.hotkv.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.exceptions.JedisClusterOperationException;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+
+/**
+ * Jedis's {@link JedisCluster} (through the project's {@link HotKV} wrapper for GCRA) against a
+ * real 3-shard x 3-node HotKV cluster: routing over all shards, hash tags, CROSSSLOT, GCRA bursts
+ * per shard, and a leader SIGKILL in the middle of a workload.
+ */
+// JedisCluster is deprecated in Jedis 8 in favour of RedisClusterClient (same executor and
+// options), but it is the cluster API most applications use, so it is the one tested here.
+@SuppressWarnings("deprecation")
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class JedisClusterTest {
+  private static ShardedCluster cluster;
+  private static JedisCluster jedis;
+  private static HotKV hotkv;
+
+  @BeforeAll
+  static void start() throws Exception {
+    cluster = ShardedCluster.start();
+    Set<HostAndPort> seeds = new HashSet<>(cluster.nodes());
+    jedis =
+        new JedisCluster(
+            seeds,
+            DefaultJedisClientConfig.builder().timeoutMillis(2000).build(),
+            new ConnectionPoolConfig(),
+            // topologyRefreshPeriod: Jedis otherwise re-reads CLUSTER SLOTS only on a MOVED or
+            // after repeated connection failures; a 1 s background refresh picks up a new shard
+            // leader (which HotKV records in the slot map within ~1 s) without waiting for one.
+            Duration.ofSeconds(1),
+            // maxAttempts / maxTotalRetriesDuration: enough redirections and reconnects to
+            // cover an election (~1 s) inside one call; the test's own retry (20 s bound)
+            // handles what Jedis surfaces instead (CLUSTERDOWN, TRYAGAIN, attempts exhausted).
+            10,
+            Duration.ofSeconds(5));
+    hotkv = new HotKV(jedis);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    try {
+      if (hotkv != null) {
+        hotkv.close();
+      }
+    } finally {
+      if (cluster != null) {
+        cluster.close();
+      }
+    }
+  }
+
+  /** What this client surfaces during a failover that an application would retry. */
+  static final Predicate<Throwable> RETRYABLE =
+      t -> {
+        if (t instanceof JedisConnectionException || t instanceof JedisClusterOperationException) {
+          return true;
+        }
+        String m = String.valueOf(t.getMessage());
+        return t instanceof JedisDataException
+            && (m.startsWith("CLUSTERDOWN") || m.startsWith("TRYAGAIN"));
+      };
+
+  @Test
+  @Order(1)
+  void workloadAcrossShards() {
+    // SET/GET on many keys: every key lands on its shard's leader and reads back.
+    int n = 1500;
+    int[] perShard = new int[ShardedCluster.SHARDS + 1];
+    for (int i = 0; i < n; i++) {
+      String k = "jc:k:" + i;
+      assertEquals("OK", jedis.set(k, "v" + i));
+      perShard[ShardedCluster.shardOf(ClusterSlots.slot(k))]++;
+    }
+    for (int i = 0; i < n; i++) {
+      assertEquals("v" + i, jedis.get("jc:k:" + i));
+    }
+    // The keys really are spread: each shard's leader holds exactly its share (nothing else
+    // was written yet), read over a plain connection that bypasses the client's routing.
+    for (int s = 1; s <= ShardedCluster.SHARDS; s++) {
+      assertTrue(perShard[s] > n / 5, "shard s" + s + " got " + perShard[s] + " keys");
+      try (Jedis direct = cluster.direct(cluster.leaderOf(s))) {
+        assertEquals(perShard[s], direct.dbSize(), "DBSIZE of shard s" + s + "'s leader");
+      }
+    }
+
+    // Multi-key commands within one slot (a hash tag) work.
+    assertEquals("OK", jedis.mset("{user:1}:a", "1", "{user:1}:b", "2"));
+    assertEquals(List.of("1", "2"), jedis.mget("{user:1}:a", "{user:1}:b"));
+    assertEquals(2L, jedis.del("{user:1}:a", "{user:1}:b"));
+
+    // Across slots: Jedis refuses MSET (and every keyed command whose keys span slots, RENAME
+    // included) itself, before sending anything. The server's own CROSSSLOT reaches the caller,
+    // with its exact text, when the command goes through sendCommand routed by a sample key.
+    String a = ShardedCluster.keyInShard("jc:x:", 1);
+    String b = ShardedCluster.keyInShard("jc:x:", 2);
+    JedisClusterOperationException refused =
+        assertThrows(JedisClusterOperationException.class, () -> jedis.mset(a, "1", b, "2"));
+    assertEquals("Cannot get connection for command with multiple hash slots", refused.getMessage());
+    assertThrows(JedisClusterOperationException.class, () -> jedis.rename(a, b));
+    JedisDataException crossSlot =
+        assertThrows(
+            JedisDataException.class,
+            () -> jedis.sendCommand(a, Protocol.Command.MSET, a, "1", b, "2"));
+    assertEquals("CROSSSLOT Keys in request don't hash to the same slot", crossSlot.getMessage());
+    assertNull(jedis.get(a), "nothing written by the refused MSETs");
+    assertNull(jedis.get(b), "nothing written by the refused MSETs");
+
+    // GCRA.LIMIT with a burst, on one key in each shard: exactly `burst` admissions.
+    long burst = 5;
+    for (int s = 1; s <= ShardedCluster.SHARDS; s++) {
+      String key = ShardedCluster.keyInShard("jc:gcra:", s);
+      int allowed = 0;
+      for (int i = 0; i < burst + 5; i++) {
+        GcraResult r = hotkv.gcra().limit(key, 3_600_000, burst);
+        assertEquals(burst, r.limit());
+        if (r.allowed()) {
+          allowed++;
+          assertEquals(burst - allowed, r.remaining());
+        } else {
+          assertTrue(r.retryAfterMillis() > 0, "denied with a retry time: " + r);
+        }
+      }
+      assertEquals(burst, allowed, "admissions on " + key + " (shard s" + s + ")");
+    }
+  }
+
+  @Test
+  @Order(2)
+  void leaderFailover() throws Exception {
+    ClusterWorkload.Ops ops =
+        new ClusterWorkload.Ops() {
+          @Override
+          public void set(String key, String value) {
+            assertEquals("OK", jedis.set(key, value));
+          }
+
+          @Override
+          public String get(String key) {
+            return jedis.get(key);
+          }
+
+          @Override
+          public boolean gcraAllowed(String key, long periodMillis, long burst) {
+            return hotkv.gcra().limit(key, periodMillis, burst).allowed();
+          }
+        };
+    ClusterWorkload.FailoverReport r = ClusterWorkload.failover(cluster, ops, RETRYABLE, 2, 40);
+    System.out.println("JedisCluster failover: " + r);
+  }
+}
