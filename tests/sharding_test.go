@@ -328,3 +328,123 @@ func TestReplicationScriptOnFollower(t *testing.T) {
 	require.Equal(t, "v", conn.EvalRO(ctx, "return redis.call('get', KEYS[1])", []string{"k"}).Val())
 	require.Equal(t, "v", leader.c.Get(ctx, "k").Val())
 }
+
+// TestShardedMigration moves a slot range from s1 to s2 while clients hammer GCRA keys in it:
+// no key admits more than its burst across the hand-off, values, TTLs, GCRA state and named
+// limiters (definition, per-key state, totals) arrive on s2 and on its follower, s1 and its
+// follower drop them, and both sides then redirect the slots to s2.
+func TestShardedMigration(t *testing.T) {
+	ctx := context.Background()
+	sc := newShardedCluster(t, 2, 2, true) // s1: 0-8191, s2: 8192-16383
+	cc := sc.clusterClient(t)
+	// {user:2} is in slot 8106 and {user:13} in 4139 (s1); both move in 4000-8191.
+	require.Equal(t, int64(6777), cc.ClusterKeySlot(ctx, "{user:2}").Val())
+	require.Equal(t, int64(4572), cc.ClusterKeySlot(ctx, "{user:13}").Val())
+	require.NoError(t, cc.Set(ctx, "{user:2}:name", "ada", 0).Err())
+	require.NoError(t, cc.Set(ctx, "{user:2}:session", "x", time.Hour).Err())
+	require.NoError(t, cc.HSet(ctx, "{user:13}:profile", "a", 1, "b", 2).Err())
+	require.NoError(t, cc.Do(ctx, "RATELIMIT.CREATE", "{user:2}:api", 5, 3600000, "ALGO", "sliding_window").Err())
+	for range 3 {
+		require.NoError(t, cc.Do(ctx, "RATELIMIT.CHECK", "{user:2}:api", "k").Err())
+	}
+	for i := range 500 {
+		require.NoError(t, cc.Set(ctx, "bulk:{user:13}:"+strconv.Itoa(i), i, 0).Err())
+	}
+	const burst, keys, workers, period = 300, 8, 6, 3600000000
+	gkey := func(k int) string { return "{user:2}:gcra:" + strconv.Itoa(k) }
+	var admitted [keys]atomic.Int64
+	var total atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v, err := cc.Do(ctx, "GCRA.LIMIT", gkey(i%keys), period, burst).Slice()
+				if err == nil && v[0].(int64) == 0 {
+					admitted[i%keys].Add(1)
+					total.Add(1)
+				}
+			}
+		}()
+	}
+	waitUntil(t, "a third of the admissions", 30*time.Second, func() bool { return total.Load() >= burst*keys/3 })
+	s1, s2 := sc.shards[0], sc.shards[1]
+	require.NoError(t, s2[0].c.Do(ctx, "CLUSTERX", "MIGRATE", 4000, 8191, "s2").Err())
+	require.ErrorContains(t, s1[0].c.Do(ctx, "CLUSTERX", "MIGRATE", 4000, 4100, "s2").Err(), "being moved already")
+	waitUntil(t, "the move to complete on every node", 60*time.Second, func() bool {
+		for _, n := range sc.all() {
+			slots, err := n.c.ClusterSlots(ctx).Result()
+			if err != nil || len(slots) != 2 || slots[0].End != 3999 || slots[1].Start != 4000 {
+				return false
+			}
+		}
+		return true
+	})
+	waitUntil(t, "every key to deny", 60*time.Second, func() bool {
+		for k := range keys {
+			v, err := cc.Do(ctx, "GCRA.LIMIT", gkey(k), period, burst).Slice()
+			if err != nil {
+				return false
+			}
+			if v[0].(int64) == 0 {
+				admitted[k].Add(1)
+				return false
+			}
+		}
+		return true
+	})
+	close(stop)
+	wg.Wait()
+	for k := range keys {
+		require.Equal(t, int64(burst), admitted[k].Load(), "key %s", gkey(k))
+	}
+	// The data is on s2 (leader and follower), with its TTL; s1 dropped it.
+	require.Equal(t, "ada", cc.Get(ctx, "{user:2}:name").Val())
+	ttl := cc.TTL(ctx, "{user:2}:session").Val()
+	require.True(t, ttl > 59*time.Minute && ttl <= time.Hour, "TTL %v", ttl)
+	require.Equal(t, map[string]string{"a": "1", "b": "2"}, cc.HGetAll(ctx, "{user:13}:profile").Val())
+	v, err := cc.Do(ctx, "RATELIMIT.CHECK", "{user:2}:api", "k").Slice()
+	require.NoError(t, err)
+	require.Equal(t, []any{int64(1), int64(1)}, v[:2], "allowed, remaining 5-4: the key state moved")
+	stats := fmt.Sprint(cc.Do(ctx, "RATELIMIT.STATS", "{user:2}:api").Val())
+	require.Contains(t, stats, "total_allowed 4")
+	for i := range 500 {
+		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "bulk:{user:13}:"+strconv.Itoa(i)).Val())
+	}
+	leader2 := waitLeader(t, s2)
+	waitApplied(t, leader2, s2)
+	d0 := s2[0].c.Do(ctx, "DEBUG", "DIGEST").Val()
+	require.Equal(t, d0, s2[1].c.Do(ctx, "DEBUG", "DIGEST").Val(), "s2's nodes differ")
+	leader1 := waitLeader(t, s1)
+	waitUntil(t, "s1 to drop the moved keys", 20*time.Second, func() bool {
+		for _, n := range s1 {
+			if n.c.Exists(ctx, "{user:2}:name").Err() == nil || n.c.DBSize(ctx).Val() != 0 && slotKeys(t, n, 4000, 8191) {
+				return false
+			}
+		}
+		return true
+	})
+	_ = leader1
+	require.EqualError(t, s1[0].c.Get(ctx, "{user:2}:name").Err(), "MOVED 6777 "+leader2.srv.Addr)
+	require.Contains(t, fmt.Sprint(s1[0].c.Do(ctx, "CLUSTERX", "STATUS").Val()), "epoch 3")
+}
+
+// slotKeys reports whether n holds a key in slots [lo, hi].
+func slotKeys(t *testing.T, n *raftNode, lo, hi int64) bool {
+	ctx := context.Background()
+	keys, err := n.c.Keys(ctx, "*").Result()
+	require.NoError(t, err)
+	for _, k := range keys {
+		if s := n.c.ClusterKeySlot(ctx, k).Val(); s >= lo && s <= hi {
+			return true
+		}
+	}
+	return false
+}

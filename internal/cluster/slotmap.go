@@ -57,12 +57,25 @@ type Shard struct {
 	LeaderTerm uint64 `json:"leader_term,omitempty"`
 }
 
+// Migration is a move of a slot range from one shard to another, in progress: created by
+// CLUSTERX MIGRATE, driven by the source shard's leader (docs/cluster.md, "Moving slots"),
+// and ended by the "migrated" change that gives the slots to the target.
+type Migration struct {
+	ID    uint64 `json:"id"`
+	Slots Range  `json:"slots"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
 // Map is the meta group's state.
 type Map struct {
 	// Epoch counts the changes of slot ownership: CLUSTER NODES shows it as the config epoch.
 	Epoch  uint64            `json:"epoch"`
 	Shards map[string]*Shard `json:"shards"`
 	Nodes  map[string]*Node  `json:"nodes"`
+	// Migrations are the moves in progress; NextMigration numbers the next one.
+	Migrations    []*Migration `json:"migrations,omitempty"`
+	NextMigration uint64       `json:"next_migration,omitempty"`
 }
 
 // NewMap returns an empty map: no shard, no node, no slot assigned.
@@ -73,13 +86,15 @@ func NewMap() *Map {
 // Op is one change to the map, the payload of a meta log entry (JSON).
 type Op struct {
 	// Kind is "node" (add or update Node), "forget" (remove node ID), "assign" (give the
-	// unowned Slots to Shard) or "hint" (ID leads Shard in Term).
+	// unowned Slots to Shard), "hint" (ID leads Shard in Term), "migrate" (start moving
+	// Slots[0] to Shard) or "migrated" (migration Mig is done: its slots go to its target).
 	Kind  string  `json:"op"`
 	Node  *Node   `json:"node,omitempty"`
 	ID    string  `json:"id,omitempty"`
 	Shard string  `json:"shard,omitempty"`
 	Slots []Range `json:"slots,omitempty"`
 	Term  uint64  `json:"term,omitempty"`
+	Mig   uint64  `json:"mig,omitempty"`
 }
 
 // ErrNoChange is returned for an op that changes nothing (a repeated announcement): the
@@ -148,8 +163,50 @@ func (m *Map) Check(op *Op) error {
 		if op.Term < sh.LeaderTerm || (op.Term == sh.LeaderTerm && op.ID == sh.Leader) {
 			return ErrNoChange
 		}
+	case "migrate":
+		if len(op.Slots) != 1 {
+			return errors.New("a migration moves one slot range")
+		}
+		r := op.Slots[0]
+		if _, ok := m.Shards[op.Shard]; !ok {
+			return fmt.Errorf("unknown shard %s", op.Shard)
+		}
+		if r.Start < 0 || r.End >= Slots || r.Start > r.End {
+			return fmt.Errorf("invalid slot range %d-%d", r.Start, r.End)
+		}
+		owner := m.owners()
+		from := owner[r.Start]
+		for s := r.Start; s <= r.End; s++ {
+			if owner[s] == "" {
+				return fmt.Errorf("slot %d is not assigned (CLUSTERX ASSIGN it instead)", s)
+			}
+			if owner[s] != from {
+				return fmt.Errorf("slots %s belong to more than one shard (%s and %s): move each shard's part on its own", r, from, owner[s])
+			}
+		}
+		if from == op.Shard {
+			return fmt.Errorf("slots %s already belong to shard %s", r, from)
+		}
+		for _, mg := range m.Migrations {
+			if mg.Slots.Start <= r.End && r.Start <= mg.Slots.End {
+				return fmt.Errorf("slots %s are being moved already (migration %d)", mg.Slots, mg.ID)
+			}
+		}
+	case "migrated":
+		if m.migration(op.Mig) == nil {
+			return ErrNoChange // done already (a retried report)
+		}
 	default:
 		return fmt.Errorf("unknown slot map change %q", op.Kind)
+	}
+	return nil
+}
+
+func (m *Map) migration(id uint64) *Migration {
+	for _, mg := range m.Migrations {
+		if mg.ID == id {
+			return mg
+		}
 	}
 	return nil
 }
@@ -182,8 +239,41 @@ func (m *Map) Apply(op *Op) error {
 	case "hint":
 		sh := m.Shards[op.Shard]
 		sh.Leader, sh.LeaderTerm = op.ID, op.Term
+	case "migrate":
+		m.NextMigration++
+		r := op.Slots[0]
+		m.Migrations = append(m.Migrations, &Migration{ID: m.NextMigration, Slots: r, From: m.owners()[r.Start], To: op.Shard})
+	case "migrated":
+		mg := m.migration(op.Mig)
+		from, to := m.Shards[mg.From], m.Shards[mg.To]
+		if from != nil {
+			from.Slots = Subtract(from.Slots, mg.Slots)
+		}
+		if to != nil {
+			to.Slots = Normalize(append(to.Slots, mg.Slots))
+		}
+		m.Migrations = slices.DeleteFunc(m.Migrations, func(x *Migration) bool { return x.ID == op.Mig })
+		m.Epoch++
 	}
 	return nil
+}
+
+// Subtract removes cut from rs.
+func Subtract(rs []Range, cut Range) []Range {
+	var out []Range
+	for _, r := range rs {
+		if r.End < cut.Start || r.Start > cut.End {
+			out = append(out, r)
+			continue
+		}
+		if r.Start < cut.Start {
+			out = append(out, Range{r.Start, cut.Start - 1})
+		}
+		if r.End > cut.End {
+			out = append(out, Range{cut.End + 1, r.End})
+		}
+	}
+	return out
 }
 
 func (m *Map) shardNodes(shard string) []*Node {
@@ -224,6 +314,9 @@ func Normalize(rs []Range) []Range {
 	}
 	return out
 }
+
+// Contains reports whether slot is in r.
+func (r Range) Contains(slot int) bool { return r.Start <= slot && slot <= r.End }
 
 // Encode returns the map as JSON (the meta group's snapshots, CLUSTERX MAP).
 func (m *Map) Encode() []byte {

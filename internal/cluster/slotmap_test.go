@@ -94,3 +94,51 @@ func TestRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrations: a move needs one owner and no overlapping move; "migrated" gives the slots
+// to the target, bumps the epoch and is idempotent.
+func TestMigrations(t *testing.T) {
+	f := NewFSM()
+	for _, n := range []Node{{ID: "n1", Shard: "s1"}, {ID: "n2", Shard: "s2"}} {
+		if err := apply(t, f, Op{Kind: "node", Node: &n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := apply(t, f, Op{Kind: "assign", Shard: "s1", Slots: []Range{{0, 99}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(t, f, Op{Kind: "assign", Shard: "s2", Slots: []Range{{100, 16383}}}); err != nil {
+		t.Fatal(err)
+	}
+	for op, want := range map[*Op]string{
+		{Kind: "migrate", Slots: []Range{{90, 110}}, Shard: "s2"}:        "more than one shard",
+		{Kind: "migrate", Slots: []Range{{10, 20}}, Shard: "s1"}:         "already belong to shard s1",
+		{Kind: "migrate", Slots: []Range{{10, 20}}, Shard: "s9"}:         "unknown shard s9",
+		{Kind: "migrate", Slots: []Range{{10, 20}, {1, 2}}, Shard: "s2"}: "one slot range",
+	} {
+		if err := f.Check(op); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: %v, want %q", op, err, want)
+		}
+	}
+	if err := apply(t, f, Op{Kind: "migrate", Slots: []Range{{10, 20}}, Shard: "s2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Check(&Op{Kind: "migrate", Slots: []Range{{20, 30}}, Shard: "s2"}); err == nil || !strings.Contains(err.Error(), "being moved already") {
+		t.Fatalf("overlapping move: %v", err)
+	}
+	v := f.View()
+	mg, ok := v.Migration(1)
+	if !ok || mg.From != "s1" || mg.To != "s2" || v.Owner(15).ID != "s1" {
+		t.Fatalf("migration %+v, owner of 15 %s", mg, v.Owner(15).ID)
+	}
+	if err := apply(t, f, Op{Kind: "migrated", Mig: 1}); err != nil {
+		t.Fatal(err)
+	}
+	v = f.View()
+	if v.Owner(15).ID != "s2" || v.Owner(9).ID != "s1" || v.Owner(21).ID != "s1" || len(v.Migrations) != 0 || v.Epoch != 3 {
+		t.Fatalf("after the move: owners %s %s %s, epoch %d", v.Owner(15).ID, v.Owner(9).ID, v.Owner(21).ID, v.Epoch)
+	}
+	if err := apply(t, f, Op{Kind: "migrated", Mig: 1}); err != nil || f.View().Epoch != 3 {
+		t.Fatalf("a repeated report changed the map: %v", err)
+	}
+}

@@ -13,6 +13,8 @@ import (
 type View struct {
 	Epoch  uint64
 	Shards []ShardView // sorted by id
+	// Migrations are the slot moves in progress.
+	Migrations []Migration
 	// owner holds, per slot, the index in Shards of its owner plus one (0: unassigned).
 	owner [Slots]uint16
 	nodes map[string]*Node
@@ -47,6 +49,18 @@ func (v *View) Node(id string) (Node, bool) {
 	return *n, true
 }
 
+// Migration returns migration id, if it is in progress.
+func (v *View) Migration(id uint64) (Migration, bool) {
+	if v != nil {
+		for _, mg := range v.Migrations {
+			if mg.ID == id {
+				return mg, true
+			}
+		}
+	}
+	return Migration{}, false
+}
+
 // Assigned counts the slots some shard owns.
 func (v *View) Assigned() int {
 	n := 0
@@ -62,6 +76,9 @@ func (v *View) Assigned() int {
 func NewView(m *Map) *View {
 	m = m.Clone()
 	v := &View{Epoch: m.Epoch, nodes: m.Nodes}
+	for _, mg := range m.Migrations {
+		v.Migrations = append(v.Migrations, *mg)
+	}
 	ids := make([]string, 0, len(m.Shards))
 	for id := range m.Shards {
 		ids = append(ids, id)

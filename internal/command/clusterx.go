@@ -15,6 +15,8 @@ type ClusterAdmin interface {
 	ClusterXApply(payload string) error
 	ClusterXMap() ([]byte, error)
 	ClusterXStatus() ([][2]string, error)
+	ClusterXMigrate(r cluster.Range, to string) error
+	ClusterXImporting(mig uint64) (start, end int, err error)
 }
 
 // clusterxCommands is CLUSTERX, a HotKV-only container (the name Apache Kvrocks uses for its
@@ -40,6 +42,8 @@ func clusterxCommands() []*Command {
 		"    Remove a node from the cluster and the meta group.",
 		"ASSIGN <shard> <start-slot> <end-slot> [<start-slot> <end-slot> ...]",
 		"    Give unassigned slots to a shard.",
+		"MIGRATE <start-slot> <end-slot> <shard>",
+		"    Move slots (all of one shard) to another shard; the move runs in the background.",
 		"MAP",
 		"    Return the slot map as JSON.",
 		"STATUS",
@@ -54,7 +58,7 @@ func clusterxCommands() []*Command {
 	return []*Command{{Name: "clusterx", Arity: -2, ACL: []string{"slow"}, Group: "cluster", Since: "0.2.0",
 		Complexity: "Depends on subcommand.", Summary: "A container for the commands that administer a sharded cluster",
 		Doc: "HotKV only. Administers the slot map of a sharded cluster (`cluster-enabled yes`, docs/cluster.md), which the meta Raft group replicates. " +
-			"Changes can be sent to any node: one that is not the meta group's leader forwards them there. APPLY is internal (the forwarding of a change).",
+			"Changes can be sent to any node: one that is not the meta group's leader forwards them there. APPLY and IMPORTING are internal (the forwarding of a change, the stream of a slot move).",
 		Subcommands: []*Command{
 			sub("bootstrap", 2, "O(1)", "", "Starts a new cluster whose meta group's only voter is this node", clusterxBootstrap),
 			sub("join", 4, "O(1)", "host port", "Joins this node to the cluster of the node at host:port", clusterxJoin),
@@ -63,6 +67,9 @@ func clusterxCommands() []*Command {
 			sub("assign", -5, "O(N) where N is the number of slots", "shard start-slot end-slot [start-slot end-slot ...]",
 				"Gives unassigned slots to a shard", clusterxAssign),
 			sub("apply", 3, "O(1)", "change", "Applies a slot map change forwarded by another node (internal)", clusterxApply),
+			sub("migrate", 5, "O(1)", "start-slot end-slot shard", "Starts moving slots to another shard", clusterxMigrate),
+			sub("importing", 3, "O(N) where N is the number of keys in the slots", "migration-id",
+				"Prepares this connection to stream a slot move into this shard (internal)", clusterxImporting),
 			help, mp, st,
 		}}}
 }
@@ -151,4 +158,34 @@ func clusterxStatus(c *Ctx) {
 		c.W.Bulk([]byte(kv[0]))
 		c.W.Bulk([]byte(kv[1]))
 	}
+}
+
+func clusterxMigrate(c *Ctx) {
+	ca := clusterAdmin(c)
+	if ca == nil {
+		return
+	}
+	rs, err := cluster.ParseRanges([]string{string(c.Args[2]), string(c.Args[3])})
+	if err != nil {
+		raftReply(c, err)
+		return
+	}
+	raftReply(c, ca.ClusterXMigrate(rs[0], string(c.Args[4])))
+}
+
+func clusterxImporting(c *Ctx) {
+	ca := clusterAdmin(c)
+	if ca == nil {
+		return
+	}
+	mig, ok := c.intInRange(2, 1, 1<<62)
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	start, end, err := ca.ClusterXImporting(uint64(mig))
+	if err == nil {
+		c.Client.Importing.Mig, c.Client.Importing.Start, c.Client.Importing.End = uint64(mig), start, end
+	}
+	raftReply(c, err)
 }

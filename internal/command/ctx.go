@@ -34,6 +34,12 @@ const (
 // Client is the per-connection state that commands read and change (SELECT, HELLO, CLIENT
 // SETNAME ...). The server owns the connection and embeds this.
 type Client struct {
+	// Importing is set on the connection a sharded cluster's slot move streams on (CLUSTERX
+	// IMPORTING): its commands may write slots of that migration before this shard owns them.
+	Importing struct {
+		Mig        uint64
+		Start, End int
+	}
 	// Gated is set when the table's Gate let a keyspace command of this client run
 	// (replicated mode): its replies then depend on the commit of what it wrote.
 	Gated     bool

@@ -313,3 +313,14 @@ var (
 	effReplace = []byte("REPLACE")
 	effAbsTTL  = []byte("ABSTTL")
 )
+
+// DumpPayload is DUMP's reply for an entry (nil if its value cannot be dumped): a sharded
+// cluster moves keys between shards as RESTORE commands (docs/cluster.md, "Moving slots").
+// The caller holds the entry's shard lock.
+func DumpPayload(e *store.Entry) []byte {
+	o, ok := dumpObject(e)
+	if !ok {
+		return nil
+	}
+	return rdb.Dump(o)
+}

@@ -5,68 +5,106 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// peerCall runs commands on another node's client port, as a member: it authenticates as a
-// Redis replica does to its master (masteruser and masterauth, masterauth defaulting to this
-// node's requirepass, because the members of a cluster normally share their passwords), then
-// sends each command and reads its one-line reply. The first error reply ends the call and is
-// returned as an error with its text. RAFT ANNOUNCE (cluster.go) and the slot map's admin
-// commands forwarded to the meta leader (sharding.go) use it; a closing server aborts it.
-func (s *Server) peerCall(addr string, timeout time.Duration, cmds ...[]string) (string, error) {
+// peerConn is a connection to another node's client port as a member of the cluster: it
+// authenticates as a Redis replica does to its master (masteruser and masterauth, masterauth
+// defaulting to this node's requirepass, because the members of a cluster normally share
+// their passwords). RAFT ANNOUNCE (cluster.go), the slot map's admin commands forwarded to the
+// meta leader (sharding.go) and slot moves (migrate.go) use it. Replies are read as one line:
+// every command sent this way answers a status, an error or an integer.
+type peerConn struct {
+	conn     net.Conn
+	rd       *bufio.Reader
+	w        *bufio.Writer
+	finished chan struct{}
+}
+
+// dialPeer connects to addr and authenticates; timeout bounds the dial and, as a deadline,
+// the whole conversation. A closing server closes the connection.
+func (s *Server) dialPeer(addr string, timeout time.Duration) (*peerConn, error) {
 	conn, err := net.DialTimeout("tcp", addr, min(timeout, 2*time.Second))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(timeout))
-	finished := make(chan struct{})
-	defer close(finished)
+	p := &peerConn{conn: conn, rd: bufio.NewReader(conn), w: bufio.NewWriterSize(conn, 64<<10), finished: make(chan struct{})}
 	go func() {
 		select {
 		case <-s.ctx.Done():
 			_ = conn.Close() // the server closes: do not hold it up
-		case <-finished:
+		case <-p.finished:
 		}
 	}()
-	rd := bufio.NewReader(conn)
-	call := func(args []string) (string, error) {
-		var b strings.Builder
-		fmt.Fprintf(&b, "*%d\r\n", len(args))
-		for _, a := range args {
-			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-		}
-		if _, err := conn.Write([]byte(b.String())); err != nil {
-			return "", err
-		}
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			return "", err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if strings.HasPrefix(line, "-") {
-			return "", errors.New(line[1:])
-		}
-		return line, nil
-	}
 	user, pass := s.cfg.Get("masteruser"), s.cfg.Get("masterauth")
 	if pass == "" {
 		pass = s.cfg.Get("requirepass")
 	}
 	switch {
 	case user != "":
-		_, err = call([]string{"AUTH", user, pass})
+		_, err = p.call("AUTH", user, pass)
 	case pass != "":
-		_, err = call([]string{"AUTH", pass})
+		_, err = p.call("AUTH", pass)
 	}
 	if err != nil {
-		return "", fmt.Errorf("AUTH: %w", err)
+		p.close()
+		return nil, fmt.Errorf("AUTH: %w", err)
 	}
+	return p, nil
+}
+
+func (p *peerConn) close() {
+	close(p.finished)
+	_ = p.conn.Close()
+}
+
+// send buffers one command.
+func (p *peerConn) send(args ...string) {
+	p.w.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		p.w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n")
+		p.w.WriteString(a)
+		p.w.WriteString("\r\n")
+	}
+}
+
+// reply flushes what was sent and reads one reply line; an error reply is returned as an
+// error with its text.
+func (p *peerConn) reply() (string, error) {
+	if p.w.Buffered() > 0 {
+		if err := p.w.Flush(); err != nil {
+			return "", err
+		}
+	}
+	line, err := p.rd.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if strings.HasPrefix(line, "-") {
+		return "", errors.New(line[1:])
+	}
+	return line, nil
+}
+
+func (p *peerConn) call(args ...string) (string, error) {
+	p.send(args...)
+	return p.reply()
+}
+
+// peerCall runs commands on the node at addr; the first error reply ends the call.
+func (s *Server) peerCall(addr string, timeout time.Duration, cmds ...[]string) (string, error) {
+	p, err := s.dialPeer(addr, timeout)
+	if err != nil {
+		return "", err
+	}
+	defer p.close()
 	var last string
 	for _, c := range cmds {
-		if last, err = call(c); err != nil {
+		if last, err = p.call(c...); err != nil {
 			return "", err
 		}
 	}

@@ -476,6 +476,9 @@ func (r *replState) reset() {
 
 // flushStore empties the keyspace, the named limiters and the function libraries.
 func (r *replState) flushStore() {
+	if r.s.shards != nil {
+		r.s.shards.setFences(nil) // state derived from the log, rebuilt with the store
+	}
 	r.rp.exec("raft", &persist.Batch{}, [][]byte{[]byte("FLUSHALL"), []byte("SYNC")})
 	r.rp.exec("raft", &persist.Batch{}, [][]byte{[]byte("FUNCTION"), []byte("FLUSH"), []byte("SYNC")})
 	if in, _ := r.rp.client.InMulti(); in {
@@ -558,6 +561,12 @@ func (r *replState) Apply(index, term uint64, data []byte) {
 	switch data[0] {
 	case entryLeader, entryMember:
 		r.applyMember(data[0], data[1:])
+	case entrySlots:
+		if sh := r.s.shards; sh != nil {
+			sh.applySlots(index, data[1:])
+		} else {
+			r.s.log.Error("A slots entry in the Raft log of a node without cluster-enabled", "index", index)
+		}
 	case entryBatch:
 		r.appliedBytes.Add(int64(len(data)))
 		if len(data) < batchHeader {
@@ -589,6 +598,8 @@ func (r *replState) Apply(index, term uint64, data []byte) {
 type snapMeta struct {
 	TimeFloorMs int64             `json:"time_floor_ms"`
 	Leaders     map[string]string `json:"leaders"` // every member's client address (cluster.go)
+	// Fences are the slots a shard moved away (migrate.go).
+	Fences []slotFence `json:"fences,omitempty"`
 }
 
 // Snapshot implements replication.FSM. A follower's store is exactly the applied state (it
@@ -656,7 +667,11 @@ func (r *replState) encodeSnapshot(ctx context.Context, held bool) ([]byte, erro
 	var buf bytes.Buffer
 	buf.WriteString(snapMagic)
 	r.metaMu.Lock()
-	meta, _ := json.Marshal(snapMeta{TimeFloorMs: r.floor.Load(), Leaders: r.leaders})
+	sm := snapMeta{TimeFloorMs: r.floor.Load(), Leaders: r.leaders}
+	if r.s.shards != nil {
+		sm.Fences = r.s.shards.fenceList()
+	}
+	meta, _ := json.Marshal(sm)
 	r.metaMu.Unlock()
 	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(meta))))
 	buf.Write(meta)
@@ -693,6 +708,9 @@ func (r *replState) Restore(rd io.Reader) error {
 	}
 	if m.TimeFloorMs > r.floor.Load() {
 		r.floor.Store(m.TimeFloorMs)
+	}
+	if r.s.shards != nil {
+		r.s.shards.setFences(m.Fences)
 	}
 	r.metaMu.Lock()
 	r.leaders = map[string]string{} // the snapshot's map replaces this node's (member entries delete)

@@ -43,6 +43,10 @@ type shardState struct {
 	node   *replication.Node
 	wg     sync.WaitGroup
 	stop   chan struct{}
+	// fence is the slots this shard moved (or is moving) away (migrate.go).
+	fence    fenceState
+	movedMu  sync.Mutex
+	lastMove moveStats
 }
 
 // metaTimeout bounds a change of the slot map (a commit in the meta group).
@@ -85,8 +89,9 @@ func (s *Server) startSharding() error {
 		return fmt.Errorf("Can't start the meta group's Raft node: %w", err)
 	}
 	sh.node = node
-	sh.wg.Add(1)
+	sh.wg.Add(2)
 	go func() { defer sh.wg.Done(); sh.syncer() }()
+	go func() { defer sh.wg.Done(); sh.migrator() }() // migrate.go
 	s.log.Info("Cluster node started", "shard", sh.shard, "meta_addr", sh.bind)
 	return nil
 }
@@ -290,12 +295,22 @@ func (sh *shardState) route(c *command.Ctx, cmd *command.Command) string {
 	if slot < 0 {
 		return ""
 	}
-	o := sh.fsm.View().Owner(slot)
+	v := sh.fsm.View()
+	o := v.Owner(slot)
 	if o == nil {
 		return "CLUSTERDOWN Hash slot not served"
 	}
 	if o.ID == sh.shard {
+		if sh.isFenced(slot) {
+			// Being moved away, or moved and this node's map lags: the client retries.
+			return "TRYAGAIN Slot " + strconv.Itoa(slot) + " is being moved to another shard"
+		}
 		return ""
+	}
+	if im := &c.Client.Importing; im.Mig != 0 && slot >= im.Start && slot <= im.End {
+		if _, ok := v.Migration(im.Mig); ok {
+			return "" // the stream of a slot move into this shard (migrate.go)
+		}
 	}
 	if addr := shardAddr(o); addr != "" {
 		return "MOVED " + strconv.Itoa(slot) + " " + addr
@@ -393,8 +408,17 @@ func (sh *shardState) status() [][2]string {
 		}
 		members = append(members, m.ID+"@"+m.Addr+"("+kind+")")
 	}
+	sh.movedMu.Lock()
+	lm := sh.lastMove
+	sh.movedMu.Unlock()
+	last := ""
+	if lm.Took > 0 {
+		last = fmt.Sprintf("slots=%s,keys=%d,limiters=%d,ms=%d", lm.Slots, lm.Keys, lm.Limiters, lm.Took.Milliseconds())
+	}
 	return [][2]string{
 		{"shard", sh.shard},
+		{"migrations", strconv.Itoa(len(v.Migrations))},
+		{"last_move", last},
 		{"meta_state", strings.ToLower(stats["state"])},
 		{"meta_leader", lid},
 		{"meta_term", stats["term"]},

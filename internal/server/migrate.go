@@ -1,0 +1,501 @@
+package server
+
+// Moving slots between shards (CLUSTERX MIGRATE; docs/cluster.md "Moving slots", design
+// ha-and-cluster.md §4.3). At every moment exactly one shard decides for a slot, and the target
+// starts from the source's final state, so that a key in flight is never recreated with a full
+// burst:
+//
+//  1. The meta group records the migration (source A, target B, slots R).
+//  2. A's leader fences R: it stops the world for an instant to mark R, so that no command on
+//     R runs from then on (-TRYAGAIN), waits until every effect appended before is committed,
+//     and logs a fence entry in A's log, so that a new leader of A refuses R too.
+//  3. It connects to B's leader (CLUSTERX IMPORTING: B logs a clear entry, which deletes
+//     whatever B still holds in R and lifts B's own old fences on R) and streams R's keys as
+//     RESTORE ... REPLACE ABSTTL and R's named limiters as RATELIMIT.CREATE and SETSTATE, on
+//     that connection only, which B accepts for R before it owns R. B runs them as any write:
+//     its followers get them through B's log, and each reply comes after B's commit.
+//  4. With every reply in, A reports the migration done to the meta group, which gives R to B
+//     (its epoch grows): every node now redirects R to B with -MOVED.
+//  5. A logs a drop entry: every node of A deletes R's keys and limiters. The fence stays, so
+//     that a node of A whose slot map lags answers -TRYAGAIN, never serves R again.
+//
+// Every step is idempotent: a new leader of A (or a retry after an error) starts again from 2
+// while the migration is in the map. R is unavailable from 2 to 4: the time to copy R.
+//
+// Slots entries in a data group's log:
+//
+//	slots := u8 4 | JSON {op: fence|drop|clear, mig, slots}
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/cluster"
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/ratelimit"
+	"github.com/hotkv/hotkv/internal/replication"
+	"github.com/hotkv/hotkv/internal/store"
+)
+
+const entrySlots = 4
+
+// slotFence is a fence of a data group: slots it moved away (or is moving).
+type slotFence struct {
+	Mig     uint64        `json:"mig"`
+	Slots   cluster.Range `json:"slots"`
+	Dropped bool          `json:"dropped,omitempty"`
+}
+
+type slotsEntry struct {
+	Op    string        `json:"op"`
+	Mig   uint64        `json:"mig"`
+	Slots cluster.Range `json:"slots"`
+}
+
+// fenceState is a shard's fences: the replicated ones (FSM state, in the Raft snapshots) and
+// the leader's own, set before its fence entry commits; fenced is their union per slot, for
+// the command path.
+type fenceState struct {
+	mu     sync.Mutex
+	fences []slotFence
+	local  *cluster.Range
+	// fenced is published by publish (under mu), nil while no slot is fenced: the command
+	// path reads it with one atomic load.
+	fenced atomic.Pointer[[cluster.Slots]bool]
+}
+
+func (f *fenceState) publish() {
+	var b *[cluster.Slots]bool
+	mark := func(r cluster.Range) {
+		if b == nil {
+			b = new([cluster.Slots]bool)
+		}
+		for s := r.Start; s <= r.End; s++ {
+			b[s] = true
+		}
+	}
+	for _, fc := range f.fences {
+		mark(fc.Slots)
+	}
+	if f.local != nil {
+		mark(*f.local)
+	}
+	f.fenced.Store(b)
+}
+
+// isFenced reports whether slot is fenced on this node.
+func (sh *shardState) isFenced(slot int) bool {
+	b := sh.fence.fenced.Load()
+	return b != nil && b[slot]
+}
+
+func (sh *shardState) fenceList() []slotFence {
+	sh.fence.mu.Lock()
+	defer sh.fence.mu.Unlock()
+	return append([]slotFence(nil), sh.fence.fences...)
+}
+
+// setFences replaces the replicated fences (a Raft snapshot's, or none when the store is
+// flushed).
+func (sh *shardState) setFences(fs []slotFence) {
+	f := &sh.fence
+	f.mu.Lock()
+	f.fences = append([]slotFence(nil), fs...)
+	f.publish()
+	f.mu.Unlock()
+}
+
+func (sh *shardState) setLocalFence(r *cluster.Range) {
+	f := &sh.fence
+	f.mu.Lock()
+	f.local = r
+	f.publish()
+	f.mu.Unlock()
+}
+
+// applySlots applies a slots entry, on every node of the group (the FSM goroutine).
+func (sh *shardState) applySlots(index uint64, data []byte) {
+	var e slotsEntry
+	if err := json.Unmarshal(data, &e); err != nil {
+		sh.s.log.Error("Malformed slots entry in the Raft log", "index", index, "err", err)
+		return
+	}
+	f := &sh.fence
+	switch e.Op {
+	case "fence":
+		f.mu.Lock()
+		found := false
+		for _, fc := range f.fences {
+			found = found || fc.Mig == e.Mig
+		}
+		if !found {
+			f.fences = append(f.fences, slotFence{Mig: e.Mig, Slots: e.Slots})
+		}
+		f.publish()
+		f.mu.Unlock()
+	case "drop":
+		n := sh.dropSlots(e.Slots)
+		f.mu.Lock()
+		for i := range f.fences {
+			if f.fences[i].Mig == e.Mig {
+				f.fences[i].Dropped = true
+			}
+		}
+		f.mu.Unlock()
+		sh.s.log.Info("Dropped the keys of slots moved to another shard", "slots", e.Slots.String(), "keys", n)
+	case "clear":
+		n := sh.dropSlots(e.Slots)
+		f.mu.Lock()
+		var kept []slotFence
+		for _, fc := range f.fences {
+			for _, r := range cluster.Subtract([]cluster.Range{fc.Slots}, e.Slots) {
+				kept = append(kept, slotFence{Mig: fc.Mig, Slots: r, Dropped: fc.Dropped})
+			}
+		}
+		f.fences = kept
+		f.publish()
+		f.mu.Unlock()
+		if n > 0 {
+			sh.s.log.Info("Cleared stale keys of slots being moved here", "slots", e.Slots.String(), "keys", n)
+		}
+	default:
+		sh.s.log.Error("Unknown slots entry in the Raft log", "index", index, "op", e.Op)
+	}
+}
+
+// dropSlots deletes every key and named limiter of slots r from the store, shard by shard
+// under its lock. Clients cannot reach those slots meanwhile (this shard does not serve them).
+func (sh *shardState) dropSlots(r cluster.Range) int {
+	st := sh.s.store
+	n := 0
+	for db := 0; db < st.NumDBs(); db++ {
+		d := st.DB(db)
+		for i := 0; i < d.NumShards(); i++ {
+			s := d.Shard(i)
+			s.Lock()
+			var victims []*store.Entry
+			s.EachUnordered(0, func(e *store.Entry) bool {
+				if r.Contains(replication.KeySlot([]byte(e.Key()))) {
+					victims = append(victims, e)
+				}
+				return true
+			})
+			for _, e := range victims {
+				d.Remove(e)
+			}
+			n += len(victims)
+			s.Unlock()
+		}
+	}
+	for _, l := range st.Limiters.All() {
+		if r.Contains(replication.KeySlot([]byte(l.Name))) {
+			st.Limiters.Drop([]byte(l.Name))
+			n++
+		}
+	}
+	return n
+}
+
+// proposeSlots logs a slots entry in this node's data group (it must lead) and waits until it
+// is applied here.
+func (sh *shardState) proposeSlots(e slotsEntry) error {
+	node := sh.s.repl.getNode()
+	if node == nil {
+		return errors.New("the Raft node is rebuilding")
+	}
+	b, _ := json.Marshal(e)
+	return node.Raft.Apply(append([]byte{entrySlots}, b...), 10*time.Second).Error()
+}
+
+// migrator drives the migrations away from this shard while this node serves as its leader,
+// and drops the keys of slots that have left.
+func (sh *shardState) migrator() {
+	for {
+		select {
+		case <-sh.stop:
+			return
+		case <-sh.s.ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		r := sh.s.repl
+		if !r.servingA.Load() {
+			sh.setLocalFence(nil)
+			continue
+		}
+		v := sh.fsm.View()
+		for _, fc := range sh.fenceList() {
+			if _, moving := v.Migration(fc.Mig); moving || fc.Dropped {
+				continue
+			}
+			if o := v.Owner(fc.Slots.Start); o != nil && o.ID == sh.shard {
+				continue // the map here lags: the move is not recorded yet
+			}
+			if err := sh.proposeSlots(slotsEntry{Op: "drop", Mig: fc.Mig, Slots: fc.Slots}); err != nil {
+				sh.s.log.Warn("Could not drop the keys of moved slots", "slots", fc.Slots.String(), "err", err)
+			}
+		}
+		for _, mg := range v.Migrations {
+			if mg.From != sh.shard {
+				continue
+			}
+			if err := sh.migrate(mg); err != nil {
+				sh.s.log.Warn("Slot move failed; retrying", "slots", mg.Slots.String(), "to", mg.To, "err", err)
+				time.Sleep(500 * time.Millisecond)
+			}
+			break
+		}
+	}
+}
+
+// migrate runs steps 2 to 5 of a migration from this shard.
+func (sh *shardState) migrate(mg cluster.Migration) error {
+	r := sh.s.repl
+	start := time.Now()
+	fenced := false
+	for _, fc := range sh.fenceList() {
+		fenced = fenced || fc.Mig == mg.ID
+	}
+	if !fenced {
+		// Stop the world for an instant: no command runs on R after this.
+		r.world.Lock()
+		slots := mg.Slots
+		sh.setLocalFence(&slots)
+		target := r.appendedA.Load()
+		r.world.Unlock()
+		for deadline := time.Now().Add(10 * time.Second); r.durable.Load() < target; {
+			if !r.servingA.Load() || time.Now().After(deadline) {
+				return errors.New("the writes before the fence did not commit")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := sh.proposeSlots(slotsEntry{Op: "fence", Mig: mg.ID, Slots: mg.Slots}); err != nil {
+			return fmt.Errorf("fence: %w", err)
+		}
+	}
+	sh.setLocalFence(nil)
+	keys, limiters, err := sh.copySlots(mg)
+	if err != nil {
+		return err
+	}
+	if err := sh.apply(&cluster.Op{Kind: "migrated", Mig: mg.ID}); err != nil {
+		return fmt.Errorf("recording the move: %w", err)
+	}
+	sh.s.log.Info("Moved slots to another shard", "slots", mg.Slots.String(), "to", mg.To, "keys", keys,
+		"limiters", limiters, "ms", time.Since(start).Milliseconds())
+	sh.movedMu.Lock()
+	sh.lastMove = moveStats{Slots: mg.Slots, Keys: keys, Limiters: limiters, Took: time.Since(start)}
+	sh.movedMu.Unlock()
+	if err := sh.proposeSlots(slotsEntry{Op: "drop", Mig: mg.ID, Slots: mg.Slots}); err != nil {
+		sh.s.log.Warn("Could not drop the keys of moved slots (retried)", "err", err)
+	}
+	return nil
+}
+
+// moveStats describes the last slot move this node ran (CLUSTERX STATUS).
+type moveStats struct {
+	Slots          cluster.Range
+	Keys, Limiters int
+	Took           time.Duration
+}
+
+// migratePipeline is how many commands of a move are in flight on the connection.
+const migratePipeline = 1024
+
+// copySlots streams R's keys and limiters to the target shard's leader.
+func (sh *shardState) copySlots(mg cluster.Migration) (keys, limiters int, err error) {
+	v := sh.fsm.View()
+	var target *cluster.ShardView
+	for i := range v.Shards {
+		if v.Shards[i].ID == mg.To {
+			target = &v.Shards[i]
+		}
+	}
+	if target == nil {
+		return 0, 0, fmt.Errorf("shard %s is not in the slot map", mg.To)
+	}
+	addr := shardAddr(target)
+	if addr == "" {
+		return 0, 0, fmt.Errorf("shard %s has no node address", mg.To)
+	}
+	var p *peerConn
+	for hop := 0; ; hop++ {
+		if p, err = sh.s.dialPeer(addr, 10*time.Minute); err != nil {
+			return 0, 0, err
+		}
+		_, err = p.call("CLUSTERX", "IMPORTING", strconv.FormatUint(mg.ID, 10))
+		if err == nil {
+			break
+		}
+		p.close()
+		f := strings.Fields(err.Error())
+		if hop < 3 && len(f) == 3 && f[0] == "MOVED" {
+			addr = f[2] // a follower of the target names its leader
+			continue
+		}
+		return 0, 0, fmt.Errorf("CLUSTERX IMPORTING on %s: %w", addr, err)
+	}
+	defer p.close()
+	inFlight := 0
+	var firstErr error
+	sent := func() {
+		inFlight++
+		for inFlight >= migratePipeline {
+			if _, err := p.reply(); err != nil && firstErr == nil {
+				firstErr = err
+			}
+			inFlight--
+		}
+	}
+	st := sh.s.store
+	now := sh.s.clock.NowMs()
+	type item struct {
+		key     string
+		payload []byte
+		at      int64
+	}
+	var batch []item
+	for db := 0; db < st.NumDBs() && firstErr == nil; db++ {
+		d := st.DB(db)
+		if db > 0 && d.Keys() == 0 {
+			continue
+		}
+		if db > 0 {
+			p.send("SELECT", strconv.Itoa(db))
+			sent()
+		}
+		for i := 0; i < d.NumShards() && firstErr == nil; i++ {
+			s := d.Shard(i)
+			batch = batch[:0]
+			s.Lock()
+			s.EachUnordered(now, func(e *store.Entry) bool {
+				k := e.Key()
+				if mg.Slots.Contains(replication.KeySlot([]byte(k))) {
+					if pl := command.DumpPayload(e); pl != nil {
+						batch = append(batch, item{strings.Clone(k), pl, e.ExpireAt()})
+					}
+				}
+				return true
+			})
+			s.Unlock()
+			for _, it := range batch {
+				p.send("RESTORE", it.key, strconv.FormatInt(it.at, 10), string(it.payload), "REPLACE", "ABSTTL")
+				sent()
+				keys++
+			}
+		}
+		if db > 0 {
+			p.send("SELECT", "0")
+			sent()
+		}
+	}
+	for _, l := range st.Limiters.All() {
+		if firstErr != nil || !mg.Slots.Contains(replication.KeySlot([]byte(l.Name))) {
+			continue
+		}
+		limiters++
+		// A limiter left by an interrupted earlier attempt is replaced (DROP's "not found" is
+		// expected otherwise, so its reply is read apart).
+		for inFlight > 0 {
+			if _, err := p.reply(); err != nil && firstErr == nil {
+				firstErr = err
+			}
+			inFlight--
+		}
+		_, _ = p.call("RATELIMIT.DROP", l.Name)
+		p.send(limiterCreateArgs(l)...)
+		sent()
+		err := l.EachState(now, false, func(key string, tat int64, entries []ratelimit.WindowEntry) {
+			args := []string{"RATELIMIT.SETSTATE", l.Name, key}
+			if entries == nil {
+				args = append(args, "TAT", strconv.FormatInt(tat, 10))
+			} else {
+				args = append(args, "LOG", strconv.Itoa(len(entries)))
+				for _, e := range entries {
+					args = append(args, strconv.FormatInt(e.TS, 10), strconv.FormatInt(e.Units, 10))
+				}
+			}
+			a, dn := l.Totals()
+			args = append(args, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10))
+			p.send(args...)
+			sent()
+		}, nil)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		a, dn := l.Totals()
+		p.send("RATELIMIT.SETSTATE", l.Name, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10))
+		sent()
+	}
+	for ; inFlight > 0; inFlight-- {
+		if _, err := p.reply(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return keys, limiters, fmt.Errorf("copying to %s: %w", addr, firstErr)
+	}
+	return keys, limiters, nil
+}
+
+// limiterCreateArgs is the RATELIMIT.CREATE that defines l as it is.
+func limiterCreateArgs(l *store.Limiter) []string {
+	args := []string{"RATELIMIT.CREATE", l.Name, strconv.FormatInt(l.Limit, 10), strconv.FormatInt(l.WindowMs, 10), "ALGO", l.Algo.String()}
+	if l.Rate.Text != "" {
+		switch l.Algo {
+		case store.TokenBucket:
+			args = append(args, "REFILL", l.Rate.Text)
+		case store.LeakyBucket:
+			args = append(args, "DRAIN", l.Rate.Text)
+		}
+	}
+	return args
+}
+
+// importing is CLUSTERX IMPORTING on the target's leader: it clears the migration's slots
+// here (a clear entry in this group's log) and returns them, for the connection to import on.
+func (sh *shardState) importing(mig uint64) (cluster.Range, error) {
+	mg, ok := sh.fsm.View().Migration(mig)
+	if !ok {
+		return cluster.Range{}, fmt.Errorf("no migration %d in progress here", mig)
+	}
+	if mg.To != sh.shard {
+		return cluster.Range{}, fmt.Errorf("migration %d goes to shard %s, not to this node's shard %s", mig, mg.To, sh.shard)
+	}
+	r := sh.s.repl
+	if !r.servingA.Load() {
+		if addr := r.leaderClientAddr(); addr != "" {
+			return cluster.Range{}, errors.New("MOVED " + strconv.Itoa(mg.Slots.Start) + " " + addr)
+		}
+		return cluster.Range{}, errors.New("CLUSTERDOWN No leader for this shard")
+	}
+	if err := sh.proposeSlots(slotsEntry{Op: "clear", Mig: mig, Slots: mg.Slots}); err != nil {
+		return cluster.Range{}, err
+	}
+	return mg.Slots, nil
+}
+
+// ClusterXImporting implements command.ClusterAdmin.
+func (s *Server) ClusterXImporting(mig uint64) (start, end int, err error) {
+	sh, err := s.shardsOrErr()
+	if err != nil {
+		return 0, 0, err
+	}
+	rg, err := sh.importing(mig)
+	return rg.Start, rg.End, err
+}
+
+// ClusterXMigrate implements command.ClusterAdmin.
+func (s *Server) ClusterXMigrate(r cluster.Range, to string) error {
+	sh, err := s.shardsOrErr()
+	if err != nil {
+		return err
+	}
+	return sh.apply(&cluster.Op{Kind: "migrate", Slots: []cluster.Range{r}, Shard: to})
+}
