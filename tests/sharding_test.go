@@ -448,3 +448,59 @@ func slotKeys(t *testing.T, n *raftNode, lo, hi int64) bool {
 	}
 	return false
 }
+
+// TestShardedRebalance: REBALANCE assigns a fresh cluster's slots evenly; a shard added later
+// gets its share moved to it from the others, with the keys.
+func TestShardedRebalance(t *testing.T) {
+	ctx := context.Background()
+	sc := newShardedCluster(t, 2, 1, false)
+	n1 := sc.shards[0][0]
+	require.Equal(t, int64(2), n1.c.Do(ctx, "CLUSTERX", "REBALANCE").Val())
+	sc.waitOK(t)
+	cc := sc.clusterClient(t)
+	for i := range 300 {
+		require.NoError(t, cc.Set(ctx, "rb:"+strconv.Itoa(i), i, 0).Err())
+	}
+	// A third shard: one node, its own group, joined to the cluster.
+	n3 := &raftNode{id: "n3", dir: t.TempDir(), raftPort: freePort(t)}
+	n3.extra = []string{"--cluster-enabled", "yes", "--cluster-shard-id", "s3", "--cluster-meta-port", strconv.Itoa(freePort(t))}
+	n3.start(t, true)
+	t.Cleanup(n3.stop)
+	waitLeader(t, []*raftNode{n3})
+	require.NoError(t, n3.c.Do(ctx, "CLUSTERX", "JOIN", "127.0.0.1", strings.Split(n1.srv.Addr, ":")[1]).Err())
+	sc.shards = append(sc.shards, []*raftNode{n3})
+	waitUntil(t, "s3 in the map", 10*time.Second, func() bool {
+		return strings.Contains(n3.c.Do(ctx, "CLUSTERX", "MAP").String(), `"s3"`) // n3 has the map: it knows the meta leader
+	})
+	moves, err := n3.c.Do(ctx, "CLUSTERX", "REBALANCE").Int()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, moves, 2)
+	waitUntil(t, "the moves to finish", 30*time.Second, func() bool {
+		slots, err := n1.c.ClusterSlots(ctx).Result()
+		if err != nil {
+			return false
+		}
+		per := map[string]int{}
+		for _, s := range slots {
+			per[s.Nodes[0].Addr] += s.End - s.Start + 1
+		}
+		for _, n := range per {
+			if n < 5461 || n > 5462 {
+				return false
+			}
+		}
+		return len(per) == 3 && strings.Contains(fmt.Sprint(n1.c.Do(ctx, "CLUSTERX", "STATUS").Val()), "migrations 0")
+	})
+	sc.waitOK(t)
+	for i := range 300 {
+		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "rb:"+strconv.Itoa(i)).Val())
+	}
+	require.Greater(t, n3.c.DBSize(ctx).Val(), int64(50))
+	total := int64(0)
+	for _, sh := range sc.shards {
+		total += sh[0].c.DBSize(ctx).Val()
+	}
+	require.Equal(t, int64(300), total, "every key once")
+	_, err = n1.c.Do(ctx, "CLUSTERX", "REBALANCE").Int()
+	require.NoError(t, err)
+}

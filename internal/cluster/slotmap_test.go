@@ -142,3 +142,60 @@ func TestMigrations(t *testing.T) {
 		t.Fatalf("a repeated report changed the map: %v", err)
 	}
 }
+
+// TestPlan: a fresh cluster gets even ranges in shard order; adding a shard moves the top of
+// each fuller shard to it; applying the plan leaves every shard within one slot of the rest.
+func TestPlan(t *testing.T) {
+	m := NewMap()
+	for _, n := range []Node{{ID: "a", Shard: "s1"}, {ID: "b", Shard: "s2"}, {ID: "c", Shard: "s3"}} {
+		if err := m.Apply(&Op{Kind: "node", Node: &n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ops, err := m.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ops {
+		if err := m.Apply(&ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := NewView(m)
+	if v.Assigned() != Slots || v.Owner(0).ID != "s1" || v.Owner(5461).ID != "s1" || v.Owner(5462).ID != "s2" || v.Owner(10923).ID != "s3" || v.Owner(16383).ID != "s3" {
+		t.Fatalf("fresh plan: %s", m)
+	}
+	if err := m.Apply(&Op{Kind: "node", Node: &Node{ID: "d", Shard: "s4"}}); err != nil {
+		t.Fatal(err)
+	}
+	ops, err = m.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ops {
+		if ops[i].Kind != "migrate" || ops[i].Shard != "s4" {
+			t.Fatalf("op %+v", ops[i])
+		}
+		if err := m.Apply(&ops[i]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Plan(); err == nil {
+			t.Fatal("planned during a move")
+		}
+		if err := m.Apply(&Op{Kind: "migrated", Mig: m.Migrations[0].ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"s1", "s2", "s3", "s4"} {
+		n := 0
+		for _, r := range m.Shards[id].Slots {
+			n += r.End - r.Start + 1
+		}
+		if n != 4096 {
+			t.Fatalf("%s owns %d slots after rebalancing: %s", id, n, m)
+		}
+	}
+	if ops, _ := m.Plan(); len(ops) != 0 {
+		t.Fatalf("a balanced map planned %v", ops)
+	}
+}

@@ -17,6 +17,7 @@ type ClusterAdmin interface {
 	ClusterXStatus() ([][2]string, error)
 	ClusterXMigrate(r cluster.Range, to string) error
 	ClusterXImporting(mig uint64) (start, end int, err error)
+	ClusterXRebalance() (int, error)
 }
 
 // clusterxCommands is CLUSTERX, a HotKV-only container (the name Apache Kvrocks uses for its
@@ -44,6 +45,8 @@ func clusterxCommands() []*Command {
 		"    Give unassigned slots to a shard.",
 		"MIGRATE <start-slot> <end-slot> <shard>",
 		"    Move slots (all of one shard) to another shard; the move runs in the background.",
+		"REBALANCE",
+		"    Assign the unassigned slots and move slots so that every shard has an even share.",
 		"MAP",
 		"    Return the slot map as JSON.",
 		"STATUS",
@@ -67,6 +70,8 @@ func clusterxCommands() []*Command {
 			sub("assign", -5, "O(N) where N is the number of slots", "shard start-slot end-slot [start-slot end-slot ...]",
 				"Gives unassigned slots to a shard", clusterxAssign),
 			sub("apply", 3, "O(1)", "change", "Applies a slot map change forwarded by another node (internal)", clusterxApply),
+			sub("rebalance", 2, "O(N) where N is the number of slot ranges", "",
+				"Spreads the slots evenly over the shards (assignments and moves)", clusterxRebalance),
 			sub("migrate", 5, "O(1)", "start-slot end-slot shard", "Starts moving slots to another shard", clusterxMigrate),
 			sub("importing", 3, "O(N) where N is the number of keys in the slots", "migration-id",
 				"Prepares this connection to stream a slot move into this shard (internal)", clusterxImporting),
@@ -188,4 +193,17 @@ func clusterxImporting(c *Ctx) {
 		c.Client.Importing.Mig, c.Client.Importing.Start, c.Client.Importing.End = uint64(mig), start, end
 	}
 	raftReply(c, err)
+}
+
+func clusterxRebalance(c *Ctx) {
+	ca := clusterAdmin(c)
+	if ca == nil {
+		return
+	}
+	n, err := ca.ClusterXRebalance()
+	if err != nil {
+		raftReply(c, err)
+		return
+	}
+	c.W.Int(int64(n))
 }

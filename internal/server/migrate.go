@@ -499,3 +499,38 @@ func (s *Server) ClusterXMigrate(r cluster.Range, to string) error {
 	}
 	return sh.apply(&cluster.Op{Kind: "migrate", Slots: []cluster.Range{r}, Shard: to})
 }
+
+// ClusterXRebalance implements command.ClusterAdmin: it plans an even spread of the slots
+// (cluster.Map.Plan) on this node's map and sends each change to the meta leader; the moves
+// then run in the background. It returns how many changes it made.
+func (s *Server) ClusterXRebalance() (int, error) {
+	sh, err := s.shardsOrErr()
+	if err != nil {
+		return 0, err
+	}
+	// Planned on the meta leader, whose map is the latest.
+	addr, me := sh.leaderAddr()
+	if !me {
+		if addr == "" {
+			return 0, errNoMetaLeader
+		}
+		line, err := s.peerCall(addr, metaTimeout+2*time.Second, []string{"CLUSTERX", "REBALANCE"})
+		if err != nil {
+			return 0, err
+		}
+		return strconv.Atoi(strings.TrimPrefix(line, ":"))
+	}
+	if err := sh.node.Raft.Barrier(metaTimeout).Error(); err != nil {
+		return 0, err
+	}
+	ops, err := sh.fsm.Map().Plan()
+	if err != nil {
+		return 0, err
+	}
+	for i := range ops {
+		if err := sh.apply(&ops[i]); err != nil {
+			return i, fmt.Errorf("%s of slots %s to %s: %w", ops[i].Kind, ops[i].Slots[0], ops[i].Shard, err)
+		}
+	}
+	return len(ops), nil
+}
