@@ -504,3 +504,134 @@ func TestShardedRebalance(t *testing.T) {
 	_, err = n1.c.Do(ctx, "CLUSTERX", "REBALANCE").Int()
 	require.NoError(t, err)
 }
+
+// TestShardedMigrationFailover stops a leader in the middle of a slot move: first the source's
+// (its new leader starts the move again), then, moving the range back, the target's (the
+// source retries against the new target leader). Every key arrives, and GCRA keys hammered
+// throughout admit exactly their burst.
+func TestShardedMigrationFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 6 nodes")
+	}
+	ctx := context.Background()
+	sc := newShardedCluster(t, 2, 3, true) // s1: 0-8191, s2: 8192-16383
+	cc := sc.clusterClient(t)
+	const nkeys = 40000
+	pipe := cc.Pipeline()
+	for i := range nkeys {
+		pipe.Set(ctx, "mf:{user:2}:"+strconv.Itoa(i), i, 0) // slot 6777
+		if i%1000 == 999 {
+			_, err := pipe.Exec(ctx)
+			require.NoError(t, err)
+		}
+	}
+	const burst, keys, workers, period = 200, 4, 4, 3600000000
+	gkey := func(k int) string { return "{user:2}:mfgcra:" + strconv.Itoa(k) }
+	var admitted [keys]atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v, err := cc.Do(ctx, "GCRA.LIMIT", gkey(i%keys), period, burst).Slice()
+				if err == nil && v[0].(int64) == 0 {
+					admitted[i%keys].Add(1)
+				}
+				time.Sleep(5 * time.Millisecond) // spread the burst over the whole test
+			}
+		}()
+	}
+	move := func(to string, victim []*raftNode, owner *raftNode) {
+		t.Helper()
+		waitUntil(t, "MIGRATE to be accepted", 20*time.Second, func() bool {
+			err := sc.shards[1][1].c.Do(ctx, "CLUSTERX", "MIGRATE", 6000, 7000, to).Err()
+			if err != nil && strings.HasPrefix(err.Error(), "TRYAGAIN") {
+				return false // a meta election (its voters are s1's nodes)
+			}
+			require.NoError(t, err)
+			return true
+		})
+		leader := waitLeader(t, victim)
+		// Stop the victim's leader once the copy has begun on the target.
+		waitUntil(t, "the copy to begin", 20*time.Second, func() bool {
+			keys, _ := owner.c.Keys(ctx, "mf:*").Result()
+			return len(keys) > 0
+		})
+		leader.stop()
+		var rest []*raftNode
+		for _, n := range victim {
+			if n != leader {
+				rest = append(rest, n)
+			}
+		}
+		waitLeader(t, rest)
+		waitUntil(t, "the move to complete", 60*time.Second, func() bool {
+			slots, err := rest[0].c.ClusterSlots(ctx).Result()
+			if err != nil {
+				return false
+			}
+			for _, s := range slots {
+				if s.Start <= 6777 && 6777 <= s.End {
+					return strings.Contains(fmt.Sprint(rest[0].c.Do(ctx, "CLUSTERX", "MAP").Val()), `"next_migration"`) &&
+						!strings.Contains(fmt.Sprint(rest[0].c.Do(ctx, "CLUSTERX", "MAP").Val()), `"migrations"`) &&
+						s.Nodes[0].Addr != "" && shardOf(sc, s.Nodes[0].Addr) == to
+				}
+			}
+			return false
+		})
+		leader.start(t, false) // back as a follower of its shard
+	}
+	s1, s2 := sc.shards[0], sc.shards[1]
+	// s1 -> s2, stopping s1's (the source's) leader during the copy; then back, stopping
+	// s1's leader again: this time it is the target's.
+	move("s2", s1, s2[0])
+	for i := 0; i < nkeys; i += 997 {
+		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "mf:{user:2}:"+strconv.Itoa(i)).Val())
+	}
+	move("s1", s1, s1[0])
+	waitUntil(t, "every GCRA key to deny", 60*time.Second, func() bool {
+		for k := range keys {
+			v, err := cc.Do(ctx, "GCRA.LIMIT", gkey(k), period, burst).Slice()
+			if err != nil {
+				return false
+			}
+			if v[0].(int64) == 0 {
+				admitted[k].Add(1)
+				return false
+			}
+		}
+		return true
+	})
+	close(stop)
+	wg.Wait()
+	for i := range nkeys {
+		if i%97 == 0 {
+			require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "mf:{user:2}:"+strconv.Itoa(i)).Val())
+		}
+	}
+	for k := range keys {
+		got := admitted[k].Load()
+		// A reply lost when a leader stopped may have been an admission.
+		require.LessOrEqual(t, got, int64(burst), gkey(k))
+		require.GreaterOrEqual(t, got, int64(burst-workers), gkey(k))
+	}
+}
+
+// shardOf names the shard of the node with client address addr.
+func shardOf(sc *shardedCluster, addr string) string {
+	for i, sh := range sc.shards {
+		for _, n := range sh {
+			if n.srv.Addr == addr {
+				return "s" + strconv.Itoa(i+1)
+			}
+		}
+	}
+	return ""
+}
