@@ -230,6 +230,15 @@ def test_sharded_workload(cluster: Cluster) -> None:
     rc = _client(cluster)
     try:
         # The client loaded three primaries, each with the slot range its shard was given.
+        # (On a loaded machine CLUSTER SLOTS may still lack a follower just after every node
+        # said cluster_state:ok: reload it until all six are there.)
+        def all_replicas() -> bool:
+            if len(rc.get_replicas()) == SHARDS * (NODES - 1):
+                return True
+            rc.nodes_manager.initialize()
+            return False
+
+        _wait("CLUSTER SLOTS to list every follower", 10, all_replicas)
         primaries = rc.get_primaries()
         assert len(primaries) == SHARDS and len(rc.get_replicas()) == SHARDS * (NODES - 1)
         ports = {n.port: n for n in cluster.nodes}
@@ -394,6 +403,7 @@ def test_sharded_failover(cluster: Cluster) -> None:
 # The slot range moved under load: every key of the test hashes into it, s1 owns it at first.
 MOVE_LO, MOVE_HI = 0, 3000
 NEVER_REFILLS_MS = 10**9  # a GCRA period no test outlives: nothing refills
+MOVE_RETRY_BOUND = 10.0  # how long one call may meet -TRYAGAIN/-MOVED (a move takes ms)
 
 
 def _status(n: Node) -> Dict[str, str]:
@@ -438,11 +448,27 @@ def _move(cluster: Cluster, target: int, log: List[str]) -> None:
 
 def test_sharded_slot_moves_under_load(cluster: Cluster) -> None:
     """A workload on keys in slots 0-3000 (s1's) while CLUSTERX MIGRATE moves the range to s2
-    and back. redis-py handles the moves itself: -TRYAGAIN while the source fences the range
-    (RedisCluster retries it up to 16 times, 50 ms apart in the second half) and -MOVED once
-    the meta group gave the range away (with reinitialize_steps=1 it reloads CLUSTER SLOTS on
-    the first one); the test's loop does NOT retry, so any error reaching it fails the test."""
+    and back. redis-py handles -MOVED itself once the meta group gave the range away (with
+    reinitialize_steps=1 it reloads CLUSTER SLOTS on the first one) and retries -TRYAGAIN
+    while the source fences the range, but only within its request TTL (RedisClusterRequestTTL
+    16: 8 tries at once, then 8 more 50 ms apart, ~0.4 s), which a loaded machine outlasts:
+    it then raises ClusterError("TTL exhausted."). Every try of that call got -TRYAGAIN or
+    -MOVED, so nothing ran: the test's loop retries exactly that error (GCRA.LIMIT included),
+    within MOVE_RETRY_BOUND, and counts how often; any other error fails the test."""
     rc = _client(cluster)
+    exhausted: List[str] = []
+
+    def call(what: str, fn: Callable[[], Any]) -> Any:
+        start = time.monotonic()
+        while True:
+            try:
+                return fn()
+            except redis.exceptions.ClusterError as exc:
+                if str(exc) != "TTL exhausted." or time.monotonic() - start > MOVE_RETRY_BOUND:
+                    raise
+                exhausted.append(what)
+                time.sleep(0.05)
+
     try:
         in_range: List[str] = []
         i = 0
@@ -491,12 +517,12 @@ def test_sharded_slot_moves_under_load(cluster: Cluster) -> None:
             while not stop.is_set():
                 for k in skeys:
                     v = f"{k}={it}"
-                    assert rc.set(k, v) is True
+                    assert call(f"SET {k}", lambda: rc.set(k, v)) is True
                     last[k] = v
-                    assert rc.get(k) == v.encode(), k
+                    assert call(f"GET {k}", lambda: rc.get(k)) == v.encode(), k
                 for k in gkeys:
                     burst = bursts[k]
-                    r = rc.execute_command("GCRA.LIMIT", k, NEVER_REFILLS_MS, burst)
+                    r = call(f"GCRA.LIMIT {k}", lambda: rc.execute_command("GCRA.LIMIT", k, NEVER_REFILLS_MS, burst))
                     assert r[1] == burst, (k, r)
                     if r[0] == 0:
                         assert k not in denied_from, f"{k}: admitted again after a denial at iteration {denied_from.get(k)}"
@@ -513,7 +539,8 @@ def test_sharded_slot_moves_under_load(cluster: Cluster) -> None:
         if failure:
             raise failure[0]
         assert len(moved) == 2, moved
-        print(f"{it} iterations; moves: {moved}; GCRA admissions {allowed}, denied from iteration {denied_from}")
+        print(f"{it} iterations; moves: {moved}; GCRA admissions {allowed}, denied from iteration {denied_from}; "
+              f"{len(exhausted)} calls retried after TTL exhausted: {exhausted[:5]}")
 
         # Every key reads back the last value written.
         assert {k: rc.get(k) for k in skeys} == {k: v.encode() for k, v in last.items()}
