@@ -3,12 +3,16 @@
 // scripts/cluster-demo.sh does). One cluster serves the file (startup ~10 s). The first test
 // drives the workload over all three shards (SET/GET, hash-tagged MSET/MGET, CROSSSLOT,
 // GCRA.LIMIT bursts); the second SIGKILLs one shard's Raft leader while the workload runs and
-// checks the client keeps working within a bound and that no GCRA admission is granted twice.
+// checks the client keeps working within a bound and that no GCRA admission is granted twice;
+// the third moves slots 0-3000 from s1 to s2 and back (CLUSTERX MIGRATE) under a
+// SET/GET/GCRA.LIMIT workload on keys in that range.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cluster, Command } from 'ioredis';
 import { keySlot } from '@hotkv/client';
-import { startShardedCluster, SHARDS, NODES, SLOT_RANGES, shardOfSlot, waitFor, cmd } from './helpers/shardedcluster.mjs';
+import {
+  startShardedCluster, SHARDS, NODES, SLOT_RANGES, shardOfSlot, waitFor, cmd, moveSlots,
+} from './helpers/shardedcluster.mjs';
 
 const HOUR_MS = 3600000;
 // How long the client may take to get through a leader's SIGKILL (election ~1 s, slot map
@@ -239,6 +243,114 @@ test('ioredis Cluster: a shard leader SIGKILLed under the workload', async (t) =
         assert.deepEqual([again[0], again[2]], [1, 0], k);
       }
     }
+  } finally {
+    c.disconnect();
+  }
+});
+
+// The slot range moved under load: every key of the test hashes into it, s1 owns it at first.
+const MOVE_LO = 0;
+const MOVE_HI = 3000;
+const NEVER_REFILLS_MS = 1e9; // a GCRA period no test outlives: nothing refills
+
+// ioredis handles the moves itself: -TRYAGAIN while the source fences the range is retried
+// after retryDelayOnTryAgain (100 ms), -MOVED once the meta group gave the range away updates
+// the slot and reloads CLUSTER SLOTS; both count against maxRedirections (200). The test's
+// loop does NOT retry, so any error reaching it fails the test.
+test('ioredis Cluster: slot moves under load', async (t) => {
+  t.after(() => { failed ||= t.passed === false; });
+  const c = newCluster();
+  try {
+    await waitFor('the cluster client to be ready', 30000, () => c.status === 'ready');
+    const inRange = [];
+    for (let i = 0; inRange.length < 44; i++) {
+      const k = `mv:${i}`;
+      if (keySlot(k) >= MOVE_LO && keySlot(k) <= MOVE_HI) inRange.push(k);
+    }
+    const skeys = inRange.slice(0, 40);
+    const gkeys = inRange.slice(40);
+    assert.deepEqual(new Set(inRange.map((k) => shardOfSlot(keySlot(k)))), new Set([1]));
+    // One unit of each GCRA key per iteration: the smaller bursts are spent before or during
+    // the moves (their denials must survive them), the largest after them.
+    const bursts = new Map(gkeys.map((k, j) => [k, [4, 10, 20, 1000][j]]));
+    const allowed = new Map(gkeys.map((k) => [k, 0]));
+    const deniedFrom = new Map(); // per GCRA key: the iteration of its first denial
+    const last = new Map();
+
+    let it = 0;
+    let stop = false;
+    const moved = [];
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    const mover = (async () => {
+      try {
+        await sleep(500); // the workload runs on s1 first
+        moved.push(await moveSlots(sc, MOVE_LO, MOVE_HI, 2, 1));
+        // A few iterations on s2: the keys (and the limiters' state) are there now.
+        const seen = it;
+        await waitFor('the workload to run on s2', 20000, () => it >= seen + 3);
+        const s2 = await sc.leaderOf(2);
+        const missing = [];
+        for (const k of [...skeys, ...gkeys]) if ((await cmd(s2.port, 'EXISTS', k)) !== 1) missing.push(k);
+        assert.deepEqual(missing, [], 'keys not on s2 after the move');
+        await sleep(500);
+        moved.push(await moveSlots(sc, MOVE_LO, MOVE_HI, 1, 2));
+        await sleep(500); // and on s1 again
+      } finally {
+        stop = true;
+      }
+    })();
+
+    try {
+      while (!stop) {
+        await Promise.all(skeys.map(async (k) => {
+          const v = `${k}=${it}`;
+          assert.equal(await c.set(k, v), 'OK');
+          last.set(k, v);
+          assert.equal(await c.get(k), v, k);
+        }));
+        for (const k of gkeys) {
+          const burst = bursts.get(k);
+          const r = await gcraLimit(c, k, NEVER_REFILLS_MS, burst);
+          assert.equal(r[1], burst, `${k}: ${r}`);
+          if (r[0] === 0) {
+            assert.ok(!deniedFrom.has(k), `${k}: admitted again after a denial at iteration ${deniedFrom.get(k)}`);
+            allowed.set(k, allowed.get(k) + 1);
+            assert.equal(r[2], burst - allowed.get(k), `${k}: ${r}`);
+          } else {
+            if (!deniedFrom.has(k)) deniedFrom.set(k, it);
+            assert.deepEqual([allowed.get(k), r[2]], [burst, 0], `${k}: ${r}`);
+          }
+        }
+        it++;
+      }
+    } finally {
+      stop = true;
+      await mover.catch(() => {});
+    }
+    await mover; // its failure, if any
+    assert.equal(moved.length, 2);
+    console.log(`${it} iterations; moves: ${moved.join(' | ')}; GCRA admissions ${JSON.stringify([...allowed])}`
+      + `, denied from iteration ${JSON.stringify([...deniedFrom])}`);
+
+    // Every key reads back the last value written.
+    assert.deepEqual(await Promise.all(skeys.map((k) => c.get(k))), skeys.map((k) => last.get(k)));
+    // Each GCRA key gave exactly `burst` admissions, then denials only.
+    for (const k of gkeys) {
+      const burst = bursts.get(k);
+      while (allowed.get(k) < burst) {
+        const r = await gcraLimit(c, k, NEVER_REFILLS_MS, burst);
+        assert.equal(r[0], 0, `${k}: ${r} after ${allowed.get(k)} admissions`);
+        allowed.set(k, allowed.get(k) + 1);
+      }
+      const again = await gcraLimit(c, k, NEVER_REFILLS_MS, burst);
+      assert.deepEqual([again[0], again[2]], [1, 0], k);
+    }
+    // The client's own slot map routes the range to s1's leader again: the keys' slots at
+    // once (their -MOVED updated them), the range's ends after a slot reload (every 1 s).
+    const s1 = `127.0.0.1:${(await sc.leaderOf(1)).port}`;
+    for (const k of inRange) assert.equal(c.slots[keySlot(k)][0], s1, k);
+    await waitFor('the client\'s slot map to name s1\'s leader for the range', 5000,
+      () => c.slots[MOVE_LO][0] === s1 && c.slots[MOVE_HI][0] === s1);
   } finally {
     c.disconnect();
   }

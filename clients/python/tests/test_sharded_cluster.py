@@ -4,7 +4,9 @@ Raft group, the slot map in the meta Raft group (docs/cluster.md, scripts/cluste
 One cluster serves the module (startup ~10 s). test_sharded_workload drives the client's
 cluster API over all three shards (SET/GET, hash-tagged MSET/MGET, CROSSSLOT, GCRA.LIMIT
 bursts); test_sharded_failover SIGKILLs one shard's Raft leader while the workload runs and
-checks the client keeps working within a bound and that no GCRA admission is granted twice.
+checks the client keeps working within a bound and that no GCRA admission is granted twice;
+test_sharded_slot_moves_under_load moves slots 0-3000 from s1 to s2 and back (CLUSTERX
+MIGRATE) under a SET/GET/GCRA.LIMIT workload on keys in that range.
 """
 
 from __future__ import annotations
@@ -228,6 +230,15 @@ def test_sharded_workload(cluster: Cluster) -> None:
     rc = _client(cluster)
     try:
         # The client loaded three primaries, each with the slot range its shard was given.
+        # (On a loaded machine CLUSTER SLOTS may still lack a follower just after every node
+        # said cluster_state:ok: reload it until all six are there.)
+        def all_replicas() -> bool:
+            if len(rc.get_replicas()) == SHARDS * (NODES - 1):
+                return True
+            rc.nodes_manager.initialize()
+            return False
+
+        _wait("CLUSTER SLOTS to list every follower", 10, all_replicas)
         primaries = rc.get_primaries()
         assert len(primaries) == SHARDS and len(rc.get_replicas()) == SHARDS * (NODES - 1)
         ports = {n.port: n for n in cluster.nodes}
@@ -385,5 +396,167 @@ def test_sharded_failover(cluster: Cluster) -> None:
                     print(f"{k}: {burst - allowed[k]} admissions without a reply ({unknown[k]} calls failed)")
                 again = rc.execute_command("GCRA.LIMIT", k, HOUR_MS, burst)
                 assert again[0] == 1 and again[2] == 0, (k, again)
+    finally:
+        rc.close()
+
+
+# The slot range moved under load: every key of the test hashes into it, s1 owns it at first.
+MOVE_LO, MOVE_HI = 0, 3000
+NEVER_REFILLS_MS = 10**9  # a GCRA period no test outlives: nothing refills
+MOVE_RETRY_BOUND = 10.0  # how long one call may meet -TRYAGAIN/-MOVED (a move takes ms)
+
+
+def _status(n: Node) -> Dict[str, str]:
+    v = n.cmd("CLUSTERX", "STATUS")
+    return {_s(v[k]): _s(v[k + 1]) for k in range(0, len(v) - 1, 2)}
+
+
+def _owner_port(n: Node, slot: int) -> int:
+    """The master port that node n's CLUSTER SLOTS names for slot (0 when none)."""
+    for entry in n.cmd("CLUSTER", "SLOTS"):
+        if int(entry[0]) <= slot <= int(entry[1]):
+            return int(entry[2][1])
+    return 0
+
+
+def _move(cluster: Cluster, target: int, log: List[str]) -> None:
+    """CLUSTERX MIGRATE MOVE_LO MOVE_HI s<target>, sent to a node of neither shard, then waits
+    until the meta epoch is bumped, no migration runs and every live node's CLUSTER SLOTS
+    names the target's leader for both ends of the range. (test_sharded_failover, run
+    before, leaves one node of s2 dead.)"""
+    live = [n for n in cluster.nodes if n.proc.poll() is None]
+    other = next(n for n in live if n.shard == 3)
+    epoch = int(_status(other)["epoch"])
+    t0 = time.monotonic()
+    assert _s(other.cmd("CLUSTERX", "MIGRATE", MOVE_LO, MOVE_HI, f"s{target}")) == "OK"
+    leader = cluster.leader_of(target)
+
+    def done() -> bool:
+        try:
+            if int(_status(other)["epoch"]) <= epoch:
+                return False
+            if any(_status(n)["migrations"] != "0" for n in live):
+                return False
+            return all(_owner_port(n, s) == leader.port for n in live for s in (MOVE_LO, MOVE_HI))
+        except redis.RedisError:
+            return False
+
+    _wait(f"slots {MOVE_LO}-{MOVE_HI} to move to s{target}", 20, done)
+    source = cluster.leader_of(3 - target)  # s1 <-> s2
+    log.append(f"to s{target} in {time.monotonic() - t0:.3f}s ({_status(source)['last_move']})")
+
+
+def test_sharded_slot_moves_under_load(cluster: Cluster) -> None:
+    """A workload on keys in slots 0-3000 (s1's) while CLUSTERX MIGRATE moves the range to s2
+    and back. redis-py handles -MOVED itself once the meta group gave the range away (with
+    reinitialize_steps=1 it reloads CLUSTER SLOTS on the first one) and retries -TRYAGAIN
+    while the source fences the range, but only within its request TTL (RedisClusterRequestTTL
+    16: 8 tries at once, then 8 more 50 ms apart, ~0.4 s), which a loaded machine outlasts:
+    it then raises ClusterError("TTL exhausted."). Every try of that call got -TRYAGAIN or
+    -MOVED, so nothing ran: the test's loop retries exactly that error (GCRA.LIMIT included),
+    within MOVE_RETRY_BOUND, and counts how often; any other error fails the test."""
+    rc = _client(cluster)
+    exhausted: List[str] = []
+
+    def call(what: str, fn: Callable[[], Any]) -> Any:
+        start = time.monotonic()
+        while True:
+            try:
+                return fn()
+            except redis.exceptions.ClusterError as exc:
+                if str(exc) != "TTL exhausted." or time.monotonic() - start > MOVE_RETRY_BOUND:
+                    raise
+                exhausted.append(what)
+                time.sleep(0.05)
+
+    try:
+        in_range: List[str] = []
+        i = 0
+        while len(in_range) < 44:
+            k = f"mv:{i}"
+            if MOVE_LO <= rc.keyslot(k) <= MOVE_HI:
+                in_range.append(k)
+            i += 1
+        skeys, gkeys = in_range[:40], in_range[40:]
+        assert {_shard_of_slot(rc.keyslot(k)) for k in in_range} == {1}
+        last: Dict[str, str] = {}
+        # One unit of each GCRA key per iteration: the smaller bursts are spent before or
+        # during the moves (their denials must survive them), the largest after them.
+        bursts = dict(zip(gkeys, (4, 10, 20, 200)))
+        allowed: Dict[str, int] = {k: 0 for k in gkeys}
+        denied_from: Dict[str, int] = {}  # per GCRA key: the iteration of its first denial
+
+        stop = threading.Event()
+        moved: List[str] = []
+        failure: List[BaseException] = []
+        iterations = [0]
+
+        def mover() -> None:
+            try:
+                time.sleep(0.5)  # the workload runs on s1 first
+                _move(cluster, 2, moved)
+                # A few iterations on s2: the keys (and the limiters' state) are there now.
+                seen = iterations[0]
+                _wait("the workload to run on s2", 20, lambda: iterations[0] >= seen + 3)
+                s2 = cluster.leader_of(2)
+                with s2.client() as direct:
+                    # (one key a call: the keys are in different slots of the range)
+                    assert [k for k in skeys + gkeys if direct.exists(k) != 1] == []
+                time.sleep(0.5)
+                _move(cluster, 1, moved)
+                time.sleep(0.5)  # and on s1 again
+            except BaseException as exc:  # noqa: BLE001 - reported by the test thread
+                failure.append(exc)
+            finally:
+                stop.set()
+
+        t = threading.Thread(target=mover)
+        t.start()
+        it = 0
+        try:
+            while not stop.is_set():
+                for k in skeys:
+                    v = f"{k}={it}"
+                    assert call(f"SET {k}", lambda: rc.set(k, v)) is True
+                    last[k] = v
+                    assert call(f"GET {k}", lambda: rc.get(k)) == v.encode(), k
+                for k in gkeys:
+                    burst = bursts[k]
+                    r = call(f"GCRA.LIMIT {k}", lambda: rc.execute_command("GCRA.LIMIT", k, NEVER_REFILLS_MS, burst))
+                    assert r[1] == burst, (k, r)
+                    if r[0] == 0:
+                        assert k not in denied_from, f"{k}: admitted again after a denial at iteration {denied_from.get(k)}"
+                        allowed[k] += 1
+                        assert r[2] == burst - allowed[k], (k, r, allowed[k])
+                    else:
+                        denied_from.setdefault(k, it)
+                        assert allowed[k] == burst and r[2] == 0, (k, r, allowed[k])
+                it += 1
+                iterations[0] = it
+        finally:
+            stop.set()
+            t.join()
+        if failure:
+            raise failure[0]
+        assert len(moved) == 2, moved
+        print(f"{it} iterations; moves: {moved}; GCRA admissions {allowed}, denied from iteration {denied_from}; "
+              f"{len(exhausted)} calls retried after TTL exhausted: {exhausted[:5]}")
+
+        # Every key reads back the last value written.
+        assert {k: rc.get(k) for k in skeys} == {k: v.encode() for k, v in last.items()}
+        # Each GCRA key gave exactly `burst` admissions, then denials only.
+        for k in gkeys:
+            burst = bursts[k]
+            while allowed[k] < burst:
+                r = rc.execute_command("GCRA.LIMIT", k, NEVER_REFILLS_MS, burst)
+                assert r[0] == 0, (k, r, allowed[k])
+                allowed[k] += 1
+            again = rc.execute_command("GCRA.LIMIT", k, NEVER_REFILLS_MS, burst)
+            assert again[0] == 1 and again[2] == 0, (k, again)
+        # The client's own slot map routes the range to s1's leader again.
+        s1 = cluster.leader_of(1)
+        for slot in (MOVE_LO, MOVE_HI, *(rc.keyslot(k) for k in in_range)):
+            assert rc.nodes_manager.slots_cache[slot][0].port == s1.port, slot
+        assert rc.get_node_from_key(skeys[0]).port == s1.port
     finally:
         rc.close()

@@ -175,3 +175,49 @@ export async function startShardedCluster() {
     throw err;
   }
 }
+
+/** CLUSTERX STATUS of the node on port, as an object. */
+export async function clusterxStatus(port) {
+  const v = await cmd(port, 'CLUSTERX', 'STATUS');
+  const out = {};
+  for (let k = 0; k + 1 < v.length; k += 2) out[String(v[k])] = String(v[k + 1]);
+  return out;
+}
+
+/** The master port that the node on port names for slot in CLUSTER SLOTS (0 when none). */
+export async function slotOwnerPort(port, slot) {
+  for (const entry of await cmd(port, 'CLUSTER', 'SLOTS')) {
+    if (Number(entry[0]) <= slot && slot <= Number(entry[1])) return Number(entry[2][1]);
+  }
+  return 0;
+}
+
+/**
+ * CLUSTERX MIGRATE lo hi s<target>, sent to a node of s3 (neither shard of the tests' moves),
+ * then waits until the meta epoch is bumped, no migration runs on any live node and every
+ * live node's CLUSTER SLOTS names the target's leader for both ends of the range. Resolves
+ * to a line for the test's log: how long it took and the source leader's last_move.
+ */
+export async function moveSlots(cluster, lo, hi, target, sourceShard) {
+  const live = () => cluster.nodes.filter((n) => !n.exited);
+  const other = live().find((n) => n.shard === SHARDS);
+  const epoch = Number((await clusterxStatus(other.port)).epoch);
+  const t0 = Date.now();
+  const ok = await cmd(other.port, 'CLUSTERX', 'MIGRATE', String(lo), String(hi), `s${target}`);
+  if (ok !== 'OK') throw new Error(`CLUSTERX MIGRATE ${lo} ${hi} s${target}: ${ok}`);
+  const leader = await cluster.leaderOf(target);
+  await waitFor(`slots ${lo}-${hi} to move to s${target}`, 20000, async () => {
+    try {
+      if (Number((await clusterxStatus(other.port)).epoch) <= epoch) return false;
+      for (const n of live()) {
+        if ((await clusterxStatus(n.port)).migrations !== '0') return false;
+        for (const slot of [lo, hi]) if ((await slotOwnerPort(n.port, slot)) !== leader.port) return false;
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  const source = await cluster.leaderOf(sourceShard);
+  return `to s${target} in ${Date.now() - t0} ms (${(await clusterxStatus(source.port)).last_move})`;
+}
