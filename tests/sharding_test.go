@@ -3,6 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,6 +188,22 @@ func TestShardedRouting(t *testing.T) {
 		require.Equal(t, want, v[0], "check %d", i)
 	}
 	require.Len(t, sc.shards[0][0].c.Do(ctx, "RATELIMIT.LIST").Val(), 0, "the limiter is on api's shard only")
+
+	// redis-cli -c follows -MOVED from any node to the owner of each key.
+	if _, err := exec.LookPath("redis-cli"); err == nil {
+		cli := func(args ...string) string {
+			host, port, _ := net.SplitHostPort(n1.srv.Addr)
+			out, err := exec.Command("redis-cli", append([]string{"-c", "-h", host, "-p", port}, args...)...).CombinedOutput()
+			require.NoError(t, err, string(out))
+			return strings.TrimSpace(string(out))
+		}
+		require.Equal(t, "OK", cli("SET", "foo", "from-cli")) // slot 12182: s3
+		require.Equal(t, "from-cli", cli("GET", "foo"))
+		require.Equal(t, "from-cli", sc.shards[2][0].c.Get(ctx, "foo").Val())
+		require.Contains(t, cli("GCRA.LIMIT", "cli:{foo}", "60000", "3"), "0\n3\n2")
+	} else if os.Getenv("HOTKV_REQUIRE_REDIS") != "" {
+		t.Fatal("redis-cli is required (HOTKV_REQUIRE_REDIS is set) but not installed")
+	}
 
 	// CLUSTERX without cluster-enabled.
 	plain := newGroup(t, 1)[0]
