@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"sort"
 	"sync"
@@ -105,8 +106,6 @@ type FSM struct {
 	mu   sync.Mutex
 	m    *Map
 	view atomic.Pointer[View]
-	// OnChange, when set, runs after every applied change (on the apply goroutine).
-	OnChange func(*View)
 }
 
 // NewFSM returns the state machine of an empty map.
@@ -146,17 +145,12 @@ func (f *FSM) ApplyErr(_, _ uint64, data []byte) error {
 	}
 	f.mu.Lock()
 	err := f.m.Apply(&op)
-	var v *View
 	if err == nil {
-		v = NewView(f.m)
-		f.view.Store(v)
+		f.view.Store(NewView(f.m))
 	}
 	f.mu.Unlock()
-	if err == ErrNoChange {
+	if errors.Is(err, ErrNoChange) {
 		return nil
-	}
-	if v != nil && f.OnChange != nil {
-		f.OnChange(v)
 	}
 	return err
 }
@@ -180,11 +174,7 @@ func (f *FSM) Restore(r io.Reader) error {
 	}
 	f.mu.Lock()
 	f.m = m
-	v := NewView(m)
-	f.view.Store(v)
+	f.view.Store(NewView(m))
 	f.mu.Unlock()
-	if f.OnChange != nil {
-		f.OnChange(v)
-	}
 	return nil
 }

@@ -122,8 +122,9 @@ func clusterCommands() []*Command {
 		{Name: "cluster", Arity: -2, ACL: slow, Group: "cluster", Since: "3.0.0",
 			Complexity: "Depends on subcommand.", Summary: "A container for cluster commands",
 			Doc: "In Raft mode (`raft-port` > 0) a group answers as a Redis Cluster of one shard: every slot belongs to the leader (the master), the other members are its replicas (docs/replication.md). " +
+				"In a sharded cluster (`cluster-enabled yes`) every node describes all the shards of the slot map, each shard's leader as the master of its slots (docs/cluster.md). " +
 				"SLOTS, SHARDS, NODES, INFO, MYID, KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT, REPLICAS, SLAVES, LINKS and COUNT-FAILURE-REPORTS answer; " +
-				"the slot and membership administration subcommands (ADDSLOTS, MEET, FAILOVER, ...) answer an error, membership is managed with RAFT. " +
+				"the slot and membership administration subcommands (ADDSLOTS, MEET, FAILOVER, ...) answer an error: membership is managed with RAFT, slots with CLUSTERX. " +
 				"COUNTKEYSINSLOT and GETKEYSINSLOT walk the keyspace (O(N) in the number of keys: HotKV keeps no per-slot index). " +
 				"A standalone server answers every subcommand with Redis's `ERR This instance has cluster support disabled`.",
 			Subcommands: []*Command{
@@ -161,7 +162,7 @@ func clusterCommands() []*Command {
 		{Name: "asking", Arity: 1, Flags: FlagFast, ACL: []string{"fast", "connection"},
 			Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
 			Summary: "Sent by cluster clients after an -ASK redirect",
-			Doc:     "In Raft mode it answers OK (slots never migrate, so no -ASK is ever sent); standalone, Redis's `ERR This instance has cluster support disabled`.",
+			Doc:     "In Raft mode it answers OK (a slot moves between shards all at once, so no -ASK is ever sent); standalone, Redis's `ERR This instance has cluster support disabled`.",
 			Handler: askingCommand},
 	}
 }
