@@ -8,7 +8,7 @@
 # Node i (1-based) is n<i> of shard s<(i-1)/NODES+1>; its client port is BASE+i, its Raft
 # port BASE+100+i and its meta group port BASE+10100+i (BASE defaults to 7000).
 # SHARDS=1 NODES=3 is one replicated group. DEMO_DIR (default ./cluster-demo) holds each
-# node's dir and log.
+# node's dir and log. HOTKV_SERVER_BIN names a server binary to run instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE=${BASE:-7000}
@@ -42,7 +42,11 @@ start) ;;
 	;;
 esac
 
-go build -o bin/hotkv-server ./cmd/hotkv-server
+BIN=${HOTKV_SERVER_BIN:-}
+if [ -z "$BIN" ]; then
+	go build -o bin/hotkv-server ./cmd/hotkv-server
+	BIN=./bin/hotkv-server
+fi
 for i in $(seq 1 "$TOTAL"); do
 	dir="$DEMO_DIR/n$i"
 	shard=$(((i - 1) / NODES + 1))
@@ -50,7 +54,7 @@ for i in $(seq 1 "$TOTAL"); do
 	extra=()
 	if [ $(((i - 1) % NODES)) = 0 ]; then extra+=(--raft-bootstrap yes); fi
 	if [ "$i" = 1 ]; then extra+=(--cluster-meta-bootstrap yes); fi
-	./bin/hotkv-server --port $((BASE + i)) --bind 127.0.0.1 --dir "$dir" \
+	"$BIN" --port $((BASE + i)) --bind 127.0.0.1 --dir "$dir" \
 		--raft-port $((BASE + 100 + i)) --raft-node-id "n$i" \
 		--cluster-enabled yes --cluster-shard-id "s$shard" "${extra[@]}" \
 		>"$dir/hotkv.log" 2>&1 &
