@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/hotkv/hotkv/internal/replication"
 )
 
@@ -386,16 +388,13 @@ func waitFor(ctx context.Context, wait time.Duration, what string, cond func() b
 	return nil
 }
 
+// dbsize is a node's DBSIZE. The connection is READONLY, so that a follower answers from its
+// own state instead of redirecting to its leader (a leader ignores READONLY).
 func dbsize(ctx context.Context, addr string) (int64, error) {
-	v, err := Do(ctx, addr, "DBSIZE")
-	if err != nil {
-		return 0, err
-	}
-	n, ok := v.(int64)
-	if !ok {
-		return 0, fmt.Errorf("DBSIZE answered %v", v)
-	}
-	return n, nil
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, PoolSize: 1, MaxRetries: -1,
+		OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }})
+	defer c.Close()
+	return c.DBSize(ctx).Result()
 }
 
 // RunCluster runs the sharded benchmark: for each shard count a fresh cluster under load,
