@@ -11,7 +11,7 @@ KEYS     ?= 1000000
 TTL      ?= 1s
 IMAGE    ?= hotkv:latest
 
-.PHONY: run build test fuzz stress-expiry docs lint setup bench bench-raft redis-tests ratelimit-libs soak docker cluster-demo cluster-demo-stop
+.PHONY: run build test fuzz stress-expiry docs lint setup bench bench-raft bench-cluster redis-tests ratelimit-libs soak docker cluster-demo cluster-demo-stop
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
@@ -46,6 +46,10 @@ bench:
 ## bench-raft: a 3-node Raft group on 127.0.0.1: allowed GCRA.LIMIT decisions/s (256 clients) against standalone HotKV and Redis with appendfsync always, and 10 leader kills; adds the "Replicated (Raft)" section to docs/benchmarks.md (BENCHARGS go to `hotkv-bench raft`)
 bench-raft:
 	bash scripts/bench.sh raft $(BENCHARGS)
+
+## bench-cluster: sharded clusters on 127.0.0.1: allowed GCRA.LIMIT decisions/s (256 clients routed to the shards' leaders) for 1, 2 and 3 shards, and a CLUSTERX MIGRATE of 1M keys timed; adds the "Sharded cluster" section to docs/benchmarks.md (BENCHARGS go to `hotkv-bench cluster`: -shards 1,2,4,8 -nodes 3 -move-keys N)
+bench-cluster:
+	bash scripts/bench.sh cluster $(BENCHARGS)
 
 ## redis-tests: Redis's own TCL suite for the data types and scripting, HotKV vs Redis 7 in external mode; rewrites docs/compatibility.md (REDISTESTARGS go to scripts/redis-tests.sh: units, --server, --check PCT); not in `make test`
 redis-tests:

@@ -5,6 +5,7 @@
 //	hotkv-bench snapshot [flags]                  latency during BGSAVE against without
 //	hotkv-bench suite [flags]                     HotKV and Redis interleaved; writes docs/benchmarks.md
 //	hotkv-bench raft [flags]                      a 3-node Raft group: allowed decisions, failover
+//	hotkv-bench cluster [flags]                   a sharded cluster: decisions/s per shard count, slot moves
 //
 // It speaks raw pipelined RESP (see internal/bench), so what it measures is the server.
 package main
@@ -39,7 +40,7 @@ func main() {
 	mode := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		switch args[0] {
-		case "run", "memory", "snapshot", "suite", "raft":
+		case "run", "memory", "snapshot", "suite", "raft", "cluster":
 			mode, args = args[0], args[1:]
 		}
 	}
@@ -55,6 +56,8 @@ func main() {
 		err = suiteCmd(ctx, args)
 	case "raft":
 		err = raftCmd(ctx, args)
+	case "cluster":
+		err = clusterCmd(ctx, args)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hotkv-bench:", err)
@@ -254,9 +257,10 @@ func suiteCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	if *from == "" {
-		// The replicated benchmark runs on its own (`hotkv-bench raft`): keep its last results.
+		// The replicated and sharded benchmarks run on their own (`hotkv-bench raft`,
+		// `hotkv-bench cluster`): keep their last results.
 		if old, err := readResults(filepath.Join(dir, "results.json")); err == nil {
-			res.Raft = old.Raft
+			res.Raft, res.Cluster = old.Raft, old.Cluster
 		}
 	}
 	if *from == "" || *aggOnly {
@@ -359,6 +363,75 @@ func raftCmd(ctx context.Context, args []string) error {
 		res = &bench.Results{}
 	}
 	res.Raft = rr
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	md := filepath.Join(*out, "benchmarks.md")
+	if err := os.WriteFile(md, []byte(res.Markdown(bench.ExistingFindings(md))), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, path)
+	return nil
+}
+
+// clusterCmd runs the sharded benchmark and, with -out, merges it into the suite's
+// results.json and rewrites benchmarks.md (the rest of the report is kept as it was).
+func clusterCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("cluster", flag.ExitOnError)
+	out := fs.String("out", "", "directory of benchmarks.md and benchmarks/results.json to update (empty: print only)")
+	hotkv := fs.String("hotkv", "bin/hotkv-server", "hotkv-server binary")
+	shards := fs.String("shards", "1,2,3", "comma-separated shard counts of the scaling runs (empty: skip them)")
+	nodes := fs.Int("nodes", 1, "nodes per shard (1: single-node shards; 3: 3-node Raft groups)")
+	conns := fs.Int("c", 256, "client connections in all, spread over the shards' leaders")
+	pipes := fs.String("P", "1,16", "comma-separated pipeline depths; the first is the headline")
+	rounds := fs.Int("rounds", 2, "rounds per shard count and pipeline depth")
+	dur := fs.Duration("d", 5*time.Second, "measured time per run")
+	warm := fs.Duration("warmup", time.Second, "unmeasured load before each run")
+	moveKeys := fs.Int64("move-keys", 1_000_000, "keys in the moved slot range (0: skip the slot move)")
+	keep := fs.Bool("keep", false, "keep the nodes' directories (data and each node's server.log)")
+	serverArgs := fs.String("server-args", "", "extra arguments for every node (e.g. \"--raft-heartbeat-timeout 1000\")")
+	fs.Parse(args)
+	if *nodes < 1 {
+		return fmt.Errorf("-nodes must be at least 1")
+	}
+	cfg := bench.ClusterConfig{HotKVBin: *hotkv, Nodes: *nodes, Conns: *conns, Rounds: *rounds, Duration: *dur, Warmup: *warm,
+		MoveKeys: *moveKeys, ServerArgs: strings.Fields(*serverArgs), Keep: *keep, Log: os.Stderr}
+	for _, f := range splitList(*shards) {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n < 1 || n > bench.ClusterSlots {
+			return fmt.Errorf("bad shard count %q", f)
+		}
+		cfg.Shards = append(cfg.Shards, n)
+	}
+	for _, f := range splitList(*pipes) {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n < 1 {
+			return fmt.Errorf("bad pipeline depth %q", f)
+		}
+		cfg.Pipelines = append(cfg.Pipelines, n)
+	}
+	cr, err := bench.RunCluster(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Print(cr.Summary())
+	if *out == "" {
+		return nil
+	}
+	dir := filepath.Join(*out, "benchmarks")
+	path := filepath.Join(dir, "results.json")
+	res, err := readResults(path)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			return err
+		}
+		res = &bench.Results{}
+	}
+	res.Cluster = cr
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -75,18 +75,36 @@ func (t Template) Append(buf []byte, n uint64) []byte {
 		buf = append(buf, '\r', '\n')
 		buf = append(buf, a.prefix...)
 		if a.rand {
-			var d [randDigits]byte
-			v := n
-			for i := randDigits - 1; i >= 0; i-- {
-				d[i] = byte('0' + v%10)
-				v /= 10
-			}
-			buf = append(buf, d[:]...)
+			buf = appendKeyNumber(buf, n)
 			buf = append(buf, a.suffix...)
 		}
 		buf = append(buf, '\r', '\n')
 	}
 	return buf
+}
+
+// AppendKey appends the key of number n to buf: the first argument with a placeholder, as
+// Append writes it, so a benchmark can compute the slot of the key a number stands for
+// (nothing is appended when the template has no placeholder).
+func (t Template) AppendKey(buf []byte, n uint64) []byte {
+	for _, a := range t.args {
+		if a.rand {
+			buf = append(buf, a.prefix...)
+			buf = appendKeyNumber(buf, n)
+			return append(buf, a.suffix...)
+		}
+	}
+	return buf
+}
+
+// appendKeyNumber writes n as randDigits zero-padded digits (n below 10^12).
+func appendKeyNumber(buf []byte, n uint64) []byte {
+	var d [randDigits]byte
+	for i := randDigits - 1; i >= 0; i-- {
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(buf, d[:]...)
 }
 
 // Config is one load run.
@@ -128,6 +146,11 @@ type Config struct {
 	// a rate-limit benchmark checks what it measured was allowed decisions (GCRA.LIMIT's
 	// first element is 0 when allowed, the Lua GCRA's is the count admitted).
 	CountFirst bool
+	// KeyPool, when set, replaces the key numbers: the number drawn (below len(KeyPool), or
+	// the sequential one) indexes the pool and its entry goes in place of the placeholder.
+	// A sharded benchmark hands each connection the numbers whose keys its shard owns
+	// (ShardKeyPools), so that no request is redirected; Keyspace is then unused.
+	KeyPool []uint64
 }
 
 // Result is what a run measured.
@@ -227,6 +250,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Pipeline <= 0 {
 		cfg.Pipeline = 1
+	}
+	if len(cfg.KeyPool) > 0 {
+		cfg.Keyspace = uint64(len(cfg.KeyPool))
 	}
 	if cfg.Keyspace == 0 {
 		cfg.Keyspace = 1
@@ -333,6 +359,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 						n = uint64(base) + uint64(j)
 					} else {
 						n = w.rng.Uint64N(cfg.Keyspace)
+					}
+					if cfg.KeyPool != nil {
+						n = cfg.KeyPool[n%uint64(len(cfg.KeyPool))]
 					}
 					w.buf = cfg.Commands[cmd].Append(w.buf, n)
 					cmd++

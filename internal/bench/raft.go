@@ -215,10 +215,15 @@ func (g *RaftGroup) Stop() {
 
 // RaftStatus reads a node's RAFT STATUS as a map.
 func RaftStatus(ctx context.Context, addr string, timeout time.Duration) (map[string]string, error) {
+	return statusMap(ctx, addr, timeout, "RAFT", "STATUS")
+}
+
+// statusMap runs a command that answers a map (a flat array in RESP2) and returns it.
+func statusMap(ctx context.Context, addr string, timeout time.Duration, args ...any) (map[string]string, error) {
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
 		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout})
 	defer c.Close()
-	v, err := c.Do(ctx, "RAFT", "STATUS").Result()
+	v, err := c.Do(ctx, args...).Result()
 	if err != nil {
 		return nil, err
 	}

@@ -283,6 +283,7 @@ func (r *Results) Markdown(findings string) string {
 		}
 	}
 	b.WriteString(r.Raft.Markdown())
+	b.WriteString(r.Cluster.Markdown())
 	b.WriteString("\nRaw numbers: [benchmarks/results.json](benchmarks/results.json).\n\n")
 	if findings == "" {
 		findings = FindingsHeading + "\n\n(none yet)\n"

@@ -129,6 +129,9 @@ type Results struct {
 	// Raft is the replicated benchmark (`hotkv-bench raft`), run on its own and kept across
 	// suite runs.
 	Raft *RaftResults `json:"raft,omitempty"`
+	// Cluster is the sharded benchmark (`hotkv-bench cluster`), run on its own and kept
+	// across suite runs like Raft.
+	Cluster *ClusterResults `json:"cluster,omitempty"`
 }
 
 // Server names in Results.
