@@ -2,7 +2,7 @@
 # Runs the Java client's tests (JUnit 5 via Maven Surefire) against a real hotkv-server that
 # the tests start on a free loopback port and stop afterwards. JedisClusterTest and
 # LettuceClusterTest each start a 3-shard x 3-node cluster with scripts/cluster-demo.sh (which
-# needs redis-cli) on a free port base in 40000-44890, and tear it down.
+# needs redis-cli) on a free port base in 40000-54889, and tear it down.
 #
 # Dependencies come from Maven Central into the default local repository (~/.m2). The server
 # binary is HOTKV_SERVER_BIN when set; otherwise bin/hotkv-server is (re)built at the

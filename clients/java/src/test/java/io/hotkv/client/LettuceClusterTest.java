@@ -224,7 +224,7 @@ class LettuceClusterTest {
   }
 
   @Test
-  @Order(3)
+  @Order(9)
   void leaderFailover() throws Exception {
     ClusterWorkload.Ops ops =
         new ClusterWorkload.Ops() {
@@ -245,5 +245,46 @@ class LettuceClusterTest {
         };
     ClusterWorkload.FailoverReport r = ClusterWorkload.failover(cluster, ops, RETRYABLE, 2, 40);
     System.out.println("Lettuce failover: " + r);
+  }
+
+  /**
+   * What the slot-move test retries itself: Lettuce follows MOVED on its own (up to maxRedirects,
+   * 5 by default) and an adaptive MOVED trigger refreshes its partitions, but it surfaces the
+   * source's {@code -TRYAGAIN Slot N is being moved to another shard} as a
+   * RedisCommandExecutionException: the command was refused, not run, so resending it is safe.
+   * CLUSTERDOWN (a shard electing, which a loaded machine can cause) is refused unrun as well.
+   * Nothing else is retried: a timeout or connection error leaves a GCRA.LIMIT's outcome unknown,
+   * and the test counts admissions exactly (no node dies here, so one would be a bug).
+   */
+  static final Predicate<Throwable> MOVE_RETRYABLE =
+      t -> t instanceof RedisCommandExecutionException
+          && (String.valueOf(t.getMessage()).startsWith("TRYAGAIN")
+              || String.valueOf(t.getMessage()).startsWith("CLUSTERDOWN"));
+
+  @Test
+  @Order(4)
+  void slotMovesUnderLoad() throws Exception {
+    ClusterWorkload.Ops ops =
+        new ClusterWorkload.Ops() {
+          @Override
+          public void set(String key, String value) {
+            assertEquals("OK", redis.set(key, value));
+          }
+
+          @Override
+          public String get(String key) {
+            return redis.get(key);
+          }
+
+          @Override
+          public boolean gcraAllowed(String key, long periodMillis, long burst) {
+            return gcraLimit(key, periodMillis, burst).get(0).equals(0L);
+          }
+        };
+    // Lettuce's own slot map: the partition (upstream) its cluster connection routes a slot to.
+    ClusterWorkload.SlotMoveReport r =
+        ClusterWorkload.slotMoves(cluster, ops, MOVE_RETRYABLE,
+            slot -> connection.getPartitions().getPartitionBySlot(slot).getUri().getPort(), 300);
+    System.out.println("Lettuce slot moves: " + r);
   }
 }

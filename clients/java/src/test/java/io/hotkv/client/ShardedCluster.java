@@ -27,7 +27,7 @@ import redis.clients.jedis.Jedis;
  *
  * <p>Node i (1..9) listens on {@code base+i} for clients, {@code base+100+i} for its shard's Raft
  * group and {@code base+10100+i} for the meta group; shard s holds nodes 3s-2..3s and the slots
- * {@code [(s-1)*16384/3, s*16384/3-1]}. The base is drawn at random in 40000..44890 and used only
+ * {@code [(s-1)*16384/3, s*16384/3-1]}. The base is drawn at random in 40000..54889 and used only
  * when all 27 ports are free (other helpers' tests and outgoing connections use ports there too);
  * a start that fails anyway (a port taken in between) is cleaned up and retried twice.
  *
@@ -62,7 +62,7 @@ final class ShardedCluster implements AutoCloseable {
       // often hits a busy port: draw until all 27 are free.
       int base = -1;
       for (int draw = 0; draw < 1000 && base < 0; draw++) {
-        int b = 40000 + rnd.nextInt(4890);
+        int b = 40000 + rnd.nextInt(14890);
         if (rangeFree(b)) {
           base = b;
         }
@@ -91,8 +91,11 @@ final class ShardedCluster implements AutoCloseable {
   private static boolean rangeFree(int base) {
     for (int off : new int[] {0, 100, 10100}) {
       for (int i = 1; i <= SHARDS * NODES; i++) {
-        try {
-          new ServerSocket(base + off + i, 1, InetAddress.getByName(HOST)).close();
+        // SO_REUSEADDR, as the Go server's listeners set it: a port held only by a TIME-WAIT
+        // socket (thousands of them when other tests hammer loopback) is free for a server.
+        try (ServerSocket ss = new ServerSocket()) {
+          ss.setReuseAddress(true);
+          ss.bind(new InetSocketAddress(InetAddress.getByName(HOST), base + off + i), 1);
         } catch (IOException e) {
           return false;
         }
@@ -237,6 +240,124 @@ final class ShardedCluster implements AutoCloseable {
         DefaultJedisClientConfig.builder().timeoutMillis(2000).build())) {
       return j.info(section);
     }
+  }
+
+  /**
+   * {@code CLUSTERX MIGRATE start end s<target>}, sent to node 1 (any node accepts it): the move
+   * runs in the background; the reply is OK once it is started.
+   */
+  void migrate(int start, int end, int targetShard) throws InterruptedException {
+    // -TRYAGAIN (e.g. "the cluster's meta group has no leader" while it elects one) means the
+    // move was not started: resend it, for at most 10 s.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (true) {
+      try (Jedis j = direct(1)) {
+        Object reply = j.sendCommand(new Support.Raw("CLUSTERX"), "MIGRATE",
+            Integer.toString(start), Integer.toString(end), "s" + targetShard);
+        if (!"OK".equals(text(reply))) {
+          throw new IllegalStateException("CLUSTERX MIGRATE " + start + " " + end + " s"
+              + targetShard + ": " + text(reply));
+        }
+        return;
+      } catch (redis.clients.jedis.exceptions.JedisDataException e) {
+        if (!String.valueOf(e.getMessage()).startsWith("TRYAGAIN") || System.nanoTime() > deadline) {
+          throw e;
+        }
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  /** {@code CLUSTERX STATUS} of node {@code i}, as a map of its fields. */
+  Map<String, String> clusterxStatus(int node) {
+    try (Jedis j = direct(node)) {
+      List<?> fields = (List<?>) j.sendCommand(new Support.Raw("CLUSTERX"), "STATUS");
+      Map<String, String> out = new java.util.LinkedHashMap<>();
+      for (int f = 0; f + 1 < fields.size(); f += 2) {
+        out.put(text(fields.get(f)), text(fields.get(f + 1)));
+      }
+      return out;
+    }
+  }
+
+  /** The client port node {@code i}'s CLUSTER SLOTS gives as the master of {@code slot}, or -1. */
+  int slotOwnerPort(int node, int slot) {
+    try (Jedis j = direct(node)) {
+      for (Object o : j.clusterSlots()) {
+        List<?> range = (List<?>) o;
+        if (((Long) range.get(0)) <= slot && slot <= ((Long) range.get(1))) {
+          return ((Long) ((List<?>) range.get(2)).get(1)).intValue();
+        }
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * Waits (at most {@code timeoutMs}) until the move of {@code start..end} from shard {@code from}
+   * to shard {@code to} is over: the source's leader runs no migration and reports a cluster
+   * epoch above {@code epochBefore}, and every live node's CLUSTER SLOTS gives both ends of the range
+   * to {@code to}'s leader. Returns how long that took.
+   */
+  long awaitMove(int start, int end, int from, int to, long epochBefore, long timeoutMs)
+      throws InterruptedException {
+    long t0 = System.nanoTime();
+    long deadline = t0 + timeoutMs * 1_000_000L;
+    String last = "";
+    while (true) {
+      try {
+        Map<String, String> st = clusterxStatus(leaderOf(from));
+        last = st.toString();
+        boolean done = "0".equals(st.get("migrations"))
+            && Long.parseLong(st.get("epoch")) > epochBefore;
+        int target = port(leaderOf(to));
+        for (int i = 1; done && i <= SHARDS * NODES; i++) {
+          done = !alive(i) || slotOwnerPort(i, start) == target && slotOwnerPort(i, end) == target;
+        }
+        if (done) {
+          return (System.nanoTime() - t0) / 1_000_000;
+        }
+      } catch (RuntimeException e) {
+        last = e.toString();
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("slots " + start + "-" + end + " not moved from s" + from
+            + " to s" + to + " within " + timeoutMs + " ms; last status: " + last);
+      }
+      Thread.sleep(10);
+    }
+  }
+
+  /** Each live node's shard role, migrations, epoch and owner of {@code slot}: failure context. */
+  String describe(int slot) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 1; i <= SHARDS * NODES; i++) {
+      if (!alive(i)) {
+        continue;
+      }
+      sb.append("\n  n").append(i).append(": ");
+      try (Jedis j = direct(i)) {
+        List<?> fields = (List<?>) j.sendCommand(new Support.Raw("RAFT"), "STATUS");
+        for (int f = 0; f + 1 < fields.size(); f += 2) {
+          String k = text(fields.get(f));
+          if (k.equals("role") || k.equals("leader") || k.equals("term")) {
+            sb.append(k).append('=').append(text(fields.get(f + 1))).append(' ');
+          }
+        }
+        Map<String, String> st = clusterxStatus(i);
+        sb.append("migrations=").append(st.get("migrations")).append(" epoch=")
+            .append(st.get("epoch")).append(" last_move=").append(st.get("last_move"))
+            .append(" slot ").append(slot).append("->").append(slotOwnerPort(i, slot));
+      } catch (RuntimeException e) {
+        sb.append(e);
+      }
+    }
+    return sb.toString();
+  }
+
+  /** The cluster epoch (bumped by every completed move) as node {@code i} reports it. */
+  long epoch(int node) {
+    return Long.parseLong(clusterxStatus(node).get("epoch"));
   }
 
   private static String text(Object o) {
