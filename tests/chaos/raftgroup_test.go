@@ -30,6 +30,9 @@ type group struct {
 	nodes []*procs.Node
 	raft  []string // each node's real Raft address
 	net   *faultproxy.Network
+	// ids are the nodes' Raft ids; nil means n1, n2, n3 (a shard of a sharded cluster,
+	// sharded_harness_test.go, names its nodes as the cluster numbers them).
+	ids []string
 
 	mu     sync.Mutex
 	admins map[string]*redis.Client // by client address, for RAFT STATUS and DEBUG
@@ -88,6 +91,14 @@ func startGroup(t *testing.T, extra ...string) *group {
 	}
 	g.waitConverged(60 * time.Second)
 	return g
+}
+
+// id is node i's (0-based) Raft id.
+func (g *group) id(i int) string {
+	if g.ids != nil {
+		return g.ids[i]
+	}
+	return "n" + strconv.Itoa(i+1)
 }
 
 // admin is a plain client of node i (0-based) for administrative commands: no retries, RESP2.
@@ -162,8 +173,8 @@ func (g *group) waitConverged(d time.Duration) (int, uint64) {
 		for i := range g.nodes {
 			st := g.status(i, time.Second)
 			last = append(last, st)
-			if st == nil || st["applied_index"] != st["commit_index"] || st["leader_id"] != "n"+strconv.Itoa(l+1) ||
-				(applied != "" && st["applied_index"] != applied) || !strings.Contains(st["members"], "n3=") {
+			if st == nil || st["applied_index"] != st["commit_index"] || (l >= 0 && st["leader_id"] != g.id(l)) ||
+				(applied != "" && st["applied_index"] != applied) || !strings.Contains(st["members"], g.id(len(g.nodes)-1)+"=") {
 				ok = false
 				continue
 			}
@@ -253,7 +264,7 @@ func (g *group) digests(d time.Duration) (uint64, []string) {
 		for i := range g.nodes {
 			v, err := g.admin(i).Do(context.Background(), "DEBUG", "DIGEST").Text()
 			if err != nil {
-				g.t.Fatalf("DEBUG DIGEST on n%d: %v", i+1, err)
+				g.t.Fatalf("DEBUG DIGEST on %s: %v", g.id(i), err)
 			}
 			ds[i] = v
 		}
