@@ -439,8 +439,11 @@ func TestShardedMigration(t *testing.T) {
 	}
 	leader2 := waitLeader(t, s2)
 	waitApplied(t, leader2, s2)
-	d0 := s2[0].c.Do(ctx, "DEBUG", "DIGEST").Val()
-	require.Equal(t, d0, s2[1].c.Do(ctx, "DEBUG", "DIGEST").Val(), "s2's nodes differ")
+	d0, err := s2[0].c.Do(ctx, "DEBUG", "DIGEST").Result()
+	require.NoError(t, err)
+	d1, err := s2[1].c.Do(ctx, "DEBUG", "DIGEST").Result()
+	require.NoError(t, err)
+	require.Equal(t, d0, d1, "s2's nodes differ")
 	leader1 := waitLeader(t, s1)
 	waitUntil(t, "s1 to drop the moved keys", 20*time.Second, func() bool {
 		for _, n := range s1 {
@@ -567,7 +570,7 @@ func TestShardedMigrationFailover(t *testing.T) {
 			}
 		}()
 	}
-	move := func(to string, victim []*raftNode, owner *raftNode) {
+	move := func(to string, victim []*raftNode, target []*raftNode) {
 		t.Helper()
 		waitUntil(t, "MIGRATE to be accepted", 20*time.Second, func() bool {
 			err := sc.shards[1][1].c.Do(ctx, "CLUSTERX", "MIGRATE", 6000, 7000, to).Err()
@@ -580,8 +583,12 @@ func TestShardedMigrationFailover(t *testing.T) {
 		leader := waitLeader(t, victim)
 		// Stop the victim's leader once the copy has begun on the target.
 		waitUntil(t, "the copy to begin", 20*time.Second, func() bool {
-			keys, _ := owner.c.Keys(ctx, "mf:*").Result()
-			return len(keys) > 0
+			for _, n := range target { // its leader; followers answer KEYS with -MOVED
+				if keys, err := n.c.Keys(ctx, "mf:*").Result(); err == nil && len(keys) > 0 {
+					return true
+				}
+			}
+			return false
 		})
 		leader.stop()
 		var rest []*raftNode
@@ -610,11 +617,11 @@ func TestShardedMigrationFailover(t *testing.T) {
 	s1, s2 := sc.shards[0], sc.shards[1]
 	// s1 -> s2, stopping s1's (the source's) leader during the copy; then back, stopping
 	// s1's leader again: this time it is the target's.
-	move("s2", s1, s2[0])
+	move("s2", s1, s2)
 	for i := 0; i < nkeys; i += 997 {
 		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "mf:{user:2}:"+strconv.Itoa(i)).Val())
 	}
-	move("s1", s1, s1[0])
+	move("s1", s1, s1)
 	waitUntil(t, "every GCRA key to deny", 60*time.Second, func() bool {
 		for k := range keys {
 			v, err := cc.Do(ctx, "GCRA.LIMIT", gkey(k), period, burst).Slice()
