@@ -190,19 +190,11 @@ func TestShardedRouting(t *testing.T) {
 	require.Len(t, sc.shards[0][0].c.Do(ctx, "RATELIMIT.LIST").Val(), 0, "the limiter is on api's shard only")
 
 	// redis-cli -c follows -MOVED from any node to the owner of each key.
-	if _, err := exec.LookPath("redis-cli"); err == nil {
-		cli := func(args ...string) string {
-			host, port, _ := net.SplitHostPort(n1.srv.Addr)
-			out, err := exec.Command("redis-cli", append([]string{"-c", "-h", host, "-p", port}, args...)...).CombinedOutput()
-			require.NoError(t, err, string(out))
-			return strings.TrimSpace(string(out))
-		}
+	if cli := redisCLI(t, n1.srv.Addr); cli != nil {
 		require.Equal(t, "OK", cli("SET", "foo", "from-cli")) // slot 12182: s3
 		require.Equal(t, "from-cli", cli("GET", "foo"))
 		require.Equal(t, "from-cli", sc.shards[2][0].c.Get(ctx, "foo").Val())
 		require.Contains(t, cli("GCRA.LIMIT", "cli:{foo}", "60000", "3"), "0\n3\n2")
-	} else if os.Getenv("HOTKV_REQUIRE_REDIS") != "" {
-		t.Fatal("redis-cli is required (HOTKV_REQUIRE_REDIS is set) but not installed")
 	}
 
 	// CLUSTERX without cluster-enabled.
@@ -297,6 +289,11 @@ func TestShardedFailover(t *testing.T) {
 		}
 		return true
 	})
+	// redis-cli -c, from a node of another shard, reaches s2's new leader.
+	if cli := redisCLI(t, sc.shards[0][0].srv.Addr); cli != nil {
+		require.Equal(t, "OK", cli("SET", "{user:2}:after-failover", "x")) // slot 6777: s2
+		require.Equal(t, "x", nl.c.Get(ctx, "{user:2}:after-failover").Val())
+	}
 	// The load goes on until every key denies: its burst is spent on its (possibly new) leader.
 	waitUntil(t, "every key to deny", 60*time.Second, func() bool {
 		for k := range keys {
@@ -455,6 +452,9 @@ func TestShardedMigration(t *testing.T) {
 	})
 	_ = leader1
 	require.EqualError(t, s1[0].c.Get(ctx, "{user:2}:name").Err(), "MOVED 6777 "+leader2.srv.Addr)
+	if cli := redisCLI(t, s1[0].srv.Addr); cli != nil {
+		require.Equal(t, "ada", cli("GET", "{user:2}:name")) // redirected to the new owner
+	}
 	require.Contains(t, fmt.Sprint(s1[0].c.Do(ctx, "CLUSTERX", "STATUS").Val()), "epoch 3")
 }
 
@@ -660,4 +660,21 @@ func shardOf(sc *shardedCluster, addr string) string {
 		}
 	}
 	return ""
+}
+
+// redisCLI returns a function running `redis-cli -c` against addr, or nil (the test's
+// redis-cli part skipped) when redis-cli is not installed and HOTKV_REQUIRE_REDIS is unset.
+func redisCLI(t *testing.T, addr string) func(args ...string) string {
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		if os.Getenv("HOTKV_REQUIRE_REDIS") != "" {
+			t.Fatal("redis-cli is required (HOTKV_REQUIRE_REDIS is set) but not installed")
+		}
+		return nil
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	return func(args ...string) string {
+		out, err := exec.Command("redis-cli", append([]string{"-c", "-h", host, "-p", port}, args...)...).CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
 }
