@@ -358,11 +358,7 @@ func (r *replState) onLeader(leading bool) {
 		r.stepDown("lost Raft leadership", false)
 		return
 	}
-	r.snapCancelMu.Lock()
-	if r.snapCancel != nil {
-		r.snapCancel()
-	}
-	r.snapCancelMu.Unlock()
+	r.cancelFollowerSnapshot()
 	r.mu.Lock()
 	r.epoch++
 	epoch := r.epoch
@@ -649,10 +645,31 @@ func (r *replState) followerSnapshot() ([]byte, error) {
 		r.snapCancel = nil
 		r.snapCancelMu.Unlock()
 	}()
-	if node := r.getNode(); node != nil {
+	node := r.getNode()
+	if node != nil {
 		if _, id := node.Leader(); id == node.ID() {
 			return nil, errors.New("elected: the log is applied first")
 		}
+		// The encoding runs on the apply goroutine: once hashicorp/raft's queue of committed
+		// entries for it fills, the node's main loop waits too, and a follower whose leader
+		// dies meanwhile can neither start nor answer an election (a 170 MB snapshot held one
+		// for 3.4 s). So the encoding stops as soon as the leader falls silent; heartbeats
+		// reach LastContact apart from the main loop, so a live leader does not stop it.
+		go func() {
+			t := time.NewTicker(20 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				if time.Since(node.Raft.LastContact()) > r.cfg.HeartbeatTimeout {
+					cancel()
+					return
+				}
+			}
+		}()
 	}
 	b, err := r.encodeSnapshot(ctx, false)
 	if err != nil {
@@ -660,6 +677,16 @@ func (r *replState) followerSnapshot() ([]byte, error) {
 	}
 	fs.lastSize, fs.appliedAt = int64(len(b)), r.appliedBytes.Load()
 	return b, nil
+}
+
+// cancelFollowerSnapshot stops a follower snapshot's encoding, if one runs: this node was
+// elected, or its leader is gone (raftwatch.go), and the apply goroutine it occupies must be free.
+func (r *replState) cancelFollowerSnapshot() {
+	r.snapCancelMu.Lock()
+	if r.snapCancel != nil {
+		r.snapCancel()
+	}
+	r.snapCancelMu.Unlock()
 }
 
 // encodeSnapshot encodes the store as a Raft snapshot; held says every shard lock is held.

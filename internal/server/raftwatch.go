@@ -41,7 +41,9 @@ func (r *replState) leaderWatch() {
 		if !r.watchUntilBroken(addr) {
 			continue // could not connect, or the leader changed: look again
 		}
-		// The leader's process went away: hurry until someone else leads.
+		// The leader's process went away: hurry until someone else leads, and free the apply
+		// goroutine of a snapshot's encoding (raft.go, followerSnapshot).
+		r.cancelFollowerSnapshot()
 		if node = r.getNode(); node == nil || node.Hurry(true) != nil {
 			continue
 		}
