@@ -374,12 +374,17 @@ func RunRaft(ctx context.Context, cfg RaftConfig) (*RaftResults, error) {
 	}
 	targets := []*target{{name: NameRaft, tmpl: tmpl}}
 	if cfg.Compare {
-		hk, err := StartHotKV(ctx, NameStandalone, cfg.HotKVBin, nil, "--appendonly", "yes", "--appendfsync", "always")
+		// No automatic log rewrites: all three servers stay up through every round, and a
+		// rewrite started by one (a fork writing hundreds of MB, in Redis's case) would run
+		// during the others' rounds and measure the machine, not the server under test.
+		hk, err := StartHotKV(ctx, NameStandalone, cfg.HotKVBin, nil, "--appendonly", "yes", "--appendfsync", "always",
+			"--auto-aof-rewrite-percentage", "0")
 		if err != nil {
 			return nil, err
 		}
 		defer hk.Stop()
-		rd, err := StartRedis(ctx, NameRedisAOF, cfg.RedisBin, "--appendonly", "yes", "--appendfsync", "always")
+		rd, err := StartRedis(ctx, NameRedisAOF, cfg.RedisBin, "--appendonly", "yes", "--appendfsync", "always",
+			"--auto-aof-rewrite-percentage", "0")
 		if err != nil {
 			return nil, err
 		}
