@@ -154,15 +154,7 @@ func clusterxStatus(c *Ctx) {
 		return
 	}
 	st, err := ca.ClusterXStatus()
-	if err != nil {
-		raftReply(c, err)
-		return
-	}
-	c.W.Map(len(st))
-	for _, kv := range st {
-		c.W.Bulk([]byte(kv[0]))
-		c.W.Bulk([]byte(kv[1]))
-	}
+	pairsReply(c, st, err)
 }
 
 func clusterxMigrate(c *Ctx) {

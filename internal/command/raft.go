@@ -146,6 +146,12 @@ func raftStatusCommand(c *Ctx) {
 		return
 	}
 	st, err := ra.RaftStatus()
+	pairsReply(c, st, err)
+}
+
+// pairsReply answers a status as a map of field names to values (RAFT STATUS, CLUSTERX
+// STATUS), or the error.
+func pairsReply(c *Ctx, st [][2]string, err error) {
 	if err != nil {
 		raftReply(c, err)
 		return
