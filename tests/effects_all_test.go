@@ -367,6 +367,14 @@ func (w *workload) command(inMulti bool) []any {
 			return []any{"SELECT", w.n(0, 2)}
 		case 29, 30:
 			g := w.pick("g0", "g1", "g2", k)
+			switch w.rng.IntN(4) {
+			case 0:
+				// All or nothing over two keys, possibly the same one twice.
+				return []any{"GCRA.LIMITALL", 2, g, w.pick("1000", "60000"), w.n(1, 4),
+					w.pick("g0", "g1", "g2"), w.pick("1000", "60000"), w.n(1, 4), "COUNT", w.n(1, 2)}
+			case 1:
+				return []any{"GCRA.REFUND", g, w.pick("1000", "60000"), w.n(1, 4), w.n(1, 3)}
+			}
 			return []any{"GCRA.LIMIT", g, w.pick("1000", "60000"), w.n(1, 4), w.n(1, 2)}
 		case 31:
 			g := w.pick("g0", "g1", k)
@@ -959,6 +967,18 @@ func TestEffectsOfEachWrite(t *testing.T) {
 	// Rate-limit commands journal their outcome, denials nothing.
 	expect(one("0: SET g "+strconv.FormatInt((now+1000)*1_000_000, 10)+" PXAT "+ms(1000)), "GCRA.LIMIT", "g", 1000, 1)
 	expect(none, "GCRA.LIMIT", "g", 1000, 1)
+	// GCRA.LIMITALL: nothing when any limit denies; one SET per key, as one block when several.
+	tat := func(d int64) string { return strconv.FormatInt((now+d)*1_000_000, 10) }
+	expect(none, "GCRA.LIMITALL", 2, "ga", 1000, 2, "g", 1000, 1)
+	expect([]string{"0: MULTI", "0: SET ga " + tat(500) + " PXAT " + ms(500), "0: SET gb " + tat(250) + " PXAT " + ms(250), "0: EXEC"},
+		"GCRA.LIMITALL", 2, "ga", 1000, 2, "gb", 1000, 4)
+	expect(one("0: SET gc "+tat(500)+" PXAT "+ms(500)), "GCRA.LIMITALL", 2, "gc", 1000, 4, "gc", 1000, 4)
+	expect(one("0: SET ga "+tat(1000)+" PXAT "+ms(1000)), "GCRA.LIMITALL", 1, "ga", 1000, 2)
+	// GCRA.REFUND: SET of the earlier TAT, DEL when the key became full, nothing when absent.
+	expect(one("0: SET ga "+tat(500)+" PXAT "+ms(500)), "GCRA.REFUND", "ga", 1000, 2)
+	expect(one("0: DEL ga"), "GCRA.REFUND", "ga", 1000, 2, 5)
+	expect(none, "GCRA.REFUND", "ga", 1000, 2)
+	expect(one("0: DEL gb gc"), "DEL", "gb", "gc")
 	expect(one("-1: RATELIMIT.CREATE sw 1 1000"), "RATELIMIT.CREATE", "sw", 1, 1000)
 	expect(one("-1: RATELIMIT.SETSTATE sw u LOG 1 "+ms(0)+" 1 TOTALS 1 0"), "RATELIMIT.CHECK", "sw", "u")
 	expect(none, "RATELIMIT.CHECK", "sw", "u")

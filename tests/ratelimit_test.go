@@ -515,7 +515,7 @@ func TestGCRAArgumentErrors(t *testing.T) {
 	}
 	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
 		rlReset(t, c)
-		for _, name := range []string{"GCRA.LIMIT", "GCRA.PEEK"} {
+		for _, name := range []string{"GCRA.LIMIT", "GCRA.PEEK", "GCRA.REFUND"} {
 			for _, r := range rows {
 				for _, bad := range r.bad {
 					var args []any

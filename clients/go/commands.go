@@ -49,6 +49,45 @@ func (c Commands) GCRAPeek(ctx context.Context, key string, period time.Duration
 	return &GCRACmd{replyCmd{cmd}}
 }
 
+// GCRALimitSpec is one limit of [Commands.GCRALimitAll]: a key with its own period and burst.
+type GCRALimitSpec struct {
+	Key    string
+	Period time.Duration
+	Burst  int64
+}
+
+// GCRALimitAll runs GCRA.LIMITALL numlimits key period burst ... COUNT count: the request of
+// count units is admitted only if every limit allows it, and is then recorded in every key as
+// [Commands.GCRALimit] would; if any limit denies, nothing is recorded. Two GCRALimit calls
+// cannot do this: the first spends its unit even when the second denies.
+//
+// The server accepts 1 to 256 limits; a key listed twice is charged twice. In a cluster all
+// keys must hash to one slot (use a hash tag such as {user42}); the command is routed by the
+// first key.
+func (c Commands) GCRALimitAll(ctx context.Context, count int64, limits ...GCRALimitSpec) *GCRALimitAllCmd {
+	args := make([]any, 0, 4+3*len(limits))
+	args = append(args, "gcra.limitall", len(limits))
+	for _, l := range limits {
+		args = append(args, l.Key, durationMs(l.Period), l.Burst)
+	}
+	args = append(args, "count", count)
+	cmd := redis.NewCmd(ctx, args...)
+	cmd.SetFirstKeyPos(2)
+	c.process(ctx, cmd)
+	return &GCRALimitAllCmd{replyCmd{cmd}}
+}
+
+// GCRARefund runs GCRA.REFUND key period burst count: it gives count units back to a GCRA
+// key, for "charge only on success" flows (GCRALimit before the work, GCRARefund when the work
+// should not have counted). The refund never goes beyond a full burst; an absent or full key
+// is left alone, and a key that becomes full is deleted. The reply has Denied false; Remaining
+// and ResetAfterMs describe the key after the refund. Use the period and burst of the limit.
+func (c Commands) GCRARefund(ctx context.Context, key string, period time.Duration, burst, count int64) *GCRACmd {
+	cmd := keyed(ctx, "gcra.refund", key, durationMs(period), burst, count)
+	c.process(ctx, cmd)
+	return &GCRACmd{replyCmd{cmd}}
+}
+
 // GCRAReset runs GCRA.RESET key [key ...]: it deletes GCRA state (also CL.THROTTLE's, which is
 // the same) and replies how many of the listed keys existed; a key listed twice counts once.
 // If any existing key is not GCRA state the server replies WRONGTYPE and deletes nothing. In a

@@ -387,3 +387,74 @@ func TestPipelineNotExecuted(t *testing.T) {
 		t.Fatalf("Cmd() = %v", cmd.Cmd())
 	}
 }
+
+// GCRA.LIMITALL and GCRA.REFUND: the vectors of docs/ratelimit.md (LA*, RF*) through the typed API.
+
+func (e *env) limitAll(count int64, limits ...hotkv.GCRALimitSpec) *hotkv.GCRALimitAllCmd {
+	return do(e, func(c hotkv.Commands) *hotkv.GCRALimitAllCmd { return c.GCRALimitAll(ctx, count, limits...) })
+}
+
+func (e *env) refund(key string, period time.Duration, burst, count int64) *hotkv.GCRACmd {
+	return do(e, func(c hotkv.Commands) *hotkv.GCRACmd { return c.GCRARefund(ctx, key, period, burst, count) })
+}
+
+func (e *env) wantLimitAll(cmd *hotkv.GCRALimitAllCmd, denied bool, retry int64, want ...[5]int64) {
+	e.t.Helper()
+	r, err := cmd.Result()
+	if err != nil {
+		e.t.Fatalf("%v: %v", cmd.Args(), err)
+	}
+	if r.Denied != denied || r.RetryAfterMs != retry || len(r.Limits) != len(want) {
+		e.t.Fatalf("%v = %+v, want denied %v retry %d and %d limits", cmd.Args(), r, denied, retry, len(want))
+	}
+	for i, w := range want {
+		if got := gcraFive(r.Limits[i]); got != w {
+			e.t.Fatalf("%v limit %d = %v, want %v", cmd.Args(), i, got, w)
+		}
+	}
+}
+
+func TestGCRALimitAllVectors(t *testing.T) {
+	forEachEnv(t, func(t *testing.T, e *env) {
+		// The keys share a hash tag so that the cluster clients may send them together.
+		u := hotkv.GCRALimitSpec{Key: "{a}u", Period: minute, Burst: 10}
+		o := hotkv.GCRALimitSpec{Key: "{a}o", Period: time.Second, Burst: 2}
+		e.wantLimitAll(e.limitAll(1, u, o), false, -1, [5]int64{0, 10, 9, -1, 6000}, [5]int64{0, 2, 1, -1, 500})
+		e.wantLimitAll(e.limitAll(1, u, o), false, -1, [5]int64{0, 10, 8, -1, 12000}, [5]int64{0, 2, 0, -1, 1000})
+		e.wantLimitAll(e.limitAll(1, u, o), true, 500, [5]int64{0, 10, 7, -1, 18000}, [5]int64{1, 2, 0, 500, 1000})
+		if got := e.raw("get", "{a}u"); got != "1700000012000000000" {
+			t.Fatalf("LA3 GET = %v (a denial records nothing)", got)
+		}
+		r := e.limitAll(3, u, o).Val()
+		if !r.TooLarge() || r.RetryAfter() >= 0 {
+			t.Fatalf("LA4-style count above a burst: %+v", r)
+		}
+		e.at(500)
+		e.wantLimitAll(e.limitAll(1, u, o), false, -1, [5]int64{0, 10, 7, -1, 17500}, [5]int64{0, 2, 0, -1, 1000})
+		if err := e.limitAll(1).Err(); err == nil || err.Error() != "ERR wrong number of arguments for 'gcra.limitall' command" {
+			t.Fatalf("no limits: %v", err)
+		}
+		if err := e.limitAll(0, u).Err(); err == nil || err.Error() != "ERR invalid count: must be a positive integer" {
+			t.Fatalf("count 0: %v", err)
+		}
+	})
+}
+
+func TestGCRARefundVectors(t *testing.T) {
+	forEachEnv(t, func(t *testing.T, e *env) {
+		e.wantGCRA(e.limit("k", minute, 10, 3), [5]int64{0, 10, 7, -1, 18000})
+		e.wantGCRA(e.refund("k", minute, 10, 1), [5]int64{0, 10, 8, -1, 12000})
+		if got := e.raw("pttl", "k"); got != int64(12000) {
+			t.Fatalf("RF1 PTTL = %v", got)
+		}
+		e.wantGCRA(e.refund("k", minute, 10, 5), [5]int64{0, 10, 10, -1, 0})
+		if got := e.raw("exists", "k"); got != int64(0) {
+			t.Fatalf("RF2: a full key is deleted, EXISTS = %v", got)
+		}
+		e.wantGCRA(e.refund("k", minute, 10, 1), [5]int64{0, 10, 10, -1, 0})
+		e.raw("set", "s", "hello")
+		if err := e.refund("s", minute, 10, 1).Err(); err == nil || err.Error() != "WRONGTYPE Operation against a key holding the wrong kind of value" {
+			t.Fatalf("WRONGTYPE: %v", err)
+		}
+	})
+}

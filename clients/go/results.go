@@ -129,6 +129,73 @@ func (c *GCRACmd) Val() GCRAResult { r, _ := c.Result(); return r }
 // Err returns the command's error, including a reply that could not be parsed.
 func (c *GCRACmd) Err() error { _, err := c.Result(); return err }
 
+// GCRALimitAllResult is the reply of GCRA.LIMITALL:
+// [denied, retry_after_ms, <GCRA.LIMIT reply of each limit>...].
+type GCRALimitAllResult struct {
+	// Denied is true when at least one limit refused the request; then nothing was recorded.
+	Denied bool
+	// RetryAfterMs is -1 when admitted; when denied, the largest wait among the denying
+	// limits, or -1 when one of them can never allow the count (count > its burst).
+	RetryAfterMs int64
+	// Limits holds each limit's GCRA.LIMIT reply, in the order the limits were given. When
+	// the request was denied they say what each limit would have answered; none was recorded.
+	Limits []GCRAResult
+}
+
+// Allowed is !Denied, for readability at call sites.
+func (r GCRALimitAllResult) Allowed() bool { return !r.Denied }
+
+// TooLarge reports a request that can never be admitted: its count exceeds a limit's burst.
+func (r GCRALimitAllResult) TooLarge() bool { return r.Denied && r.RetryAfterMs < 0 }
+
+// RetryAfter is RetryAfterMs as a Duration: 0 when admitted, the wait when denied, and
+// negative (-1 ms) when the request can never be admitted (TooLarge).
+func (r GCRALimitAllResult) RetryAfter() time.Duration { return msDuration(r.RetryAfterMs, !r.Denied) }
+
+// GCRALimitAllCmd is the command returned by GCRALimitAll, parsed on demand like GCRACmd.
+type GCRALimitAllCmd struct{ replyCmd }
+
+// Result returns the parsed reply, or the server's error (exact text) or a parse error.
+func (c *GCRALimitAllCmd) Result() (GCRALimitAllResult, error) {
+	v, err := c.reply()
+	if err != nil {
+		return GCRALimitAllResult{}, err
+	}
+	bad := func() (GCRALimitAllResult, error) {
+		return GCRALimitAllResult{}, fmt.Errorf("hotkv: %s: expected [denied, retry, 5-integer arrays...], got %v", c.cmd.Name(), v)
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) < 3 {
+		return bad()
+	}
+	denied, ok1 := arr[0].(int64)
+	retry, ok2 := arr[1].(int64)
+	if !ok1 || !ok2 {
+		return bad()
+	}
+	out := GCRALimitAllResult{Denied: denied != 0, RetryAfterMs: retry, Limits: make([]GCRAResult, 0, len(arr)-2)}
+	for _, e := range arr[2:] {
+		l, ok := e.([]any)
+		if !ok || len(l) != 5 {
+			return bad()
+		}
+		var n [5]int64
+		for i, x := range l {
+			if n[i], ok = x.(int64); !ok {
+				return bad()
+			}
+		}
+		out.Limits = append(out.Limits, GCRAResult{Denied: n[0] != 0, Limit: n[1], Remaining: n[2], RetryAfterMs: n[3], ResetAfterMs: n[4]})
+	}
+	return out, nil
+}
+
+// Val returns the parsed reply, or the zero GCRALimitAllResult on error.
+func (c *GCRALimitAllCmd) Val() GCRALimitAllResult { r, _ := c.Result(); return r }
+
+// Err returns the command's error, including a reply that could not be parsed.
+func (c *GCRALimitAllCmd) Err() error { _, err := c.Result(); return err }
+
 // ThrottleResult is the reply of CL.THROTTLE:
 // [limited, limit, remaining, retry_after_s, reset_after_s], times in whole seconds.
 type ThrottleResult struct {

@@ -304,3 +304,18 @@ func TestSuiteReport(t *testing.T) {
 		t.Error("report kept the old numbers")
 	}
 }
+
+// The HotKV-only pairs run without an error reply both ways.
+func TestHotKVPairsOnHotKV(t *testing.T) {
+	s := testutil.StartServer(t)
+	ctx := context.Background()
+	for _, p := range HotKVPairs {
+		one, many := p.Templates()
+		for _, tm := range [][]Template{one, many} {
+			r, err := Run(ctx, Config{Addr: s.Addr, Conns: 2, Pipeline: 4, Requests: 200, Keyspace: 50, Commands: tm})
+			if err != nil || r.Errors != 0 {
+				t.Fatalf("%s: %v, %d errors (%s)", p.Name, err, r.Errors, r.FirstError)
+			}
+		}
+	}
+}

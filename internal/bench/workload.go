@@ -238,3 +238,37 @@ func algoOf(setup [][]string) string {
 	}
 	return ""
 }
+
+// HotKVPair is a job done two ways on HotKV alone, for what Redis has no counterpart of: One
+// is a single command per decision, Many the commands a client would otherwise send for the
+// same decision (a run cycles through them, so one decision costs len(Many) requests).
+type HotKVPair struct {
+	Name string
+	One  []string
+	Many [][]string
+	Note string
+}
+
+// HotKVPairs are the HotKV-only comparisons (`hotkv-bench -w` does not run them; the
+// suite may add them later). limitall: a request under a per-minute and a per-second limit,
+// checked all-or-nothing in one GCRA.LIMITALL, against two GCRA.LIMIT round trips (which are
+// not all-or-nothing: the first spends its unit even when the second denies). The keys share a
+// hash tag, as a cluster needs for GCRA.LIMITALL.
+var HotKVPairs = []HotKVPair{
+	{Name: "limitall",
+		One: []string{"GCRA.LIMITALL", "2", "{rl:" + RandPlaceholder + "}:m", "60000", "10", "{rl:" + RandPlaceholder + "}:s", "1000", "2"},
+		Many: [][]string{
+			{"GCRA.LIMIT", "{rl:" + RandPlaceholder + "}:m", "60000", "10"},
+			{"GCRA.LIMIT", "{rl:" + RandPlaceholder + "}:s", "1000", "2"},
+		},
+		Note: "two limits per decision: one GCRA.LIMITALL against two GCRA.LIMIT round trips"},
+}
+
+// Templates returns the pair's request templates: the single command, then the several.
+func (p HotKVPair) Templates() (one []Template, many []Template) {
+	many = make([]Template, len(p.Many))
+	for i, m := range p.Many {
+		many[i] = ParseTemplate(m...)
+	}
+	return []Template{ParseTemplate(p.One...)}, many
+}

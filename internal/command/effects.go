@@ -114,6 +114,12 @@ import (
 //	HPERSIST                                   argv
 //	GCRA.LIMIT, CL.THROTTLE                    SET key TAT PXAT ceil_ms(TAT) when allowed
 //	                                           (ratelimit.go: storeTAT); denials nothing
+//	GCRA.LIMITALL                              when admitted, SET key TAT PXAT ceil_ms(TAT) per
+//	                                           distinct key (its final TAT), as one MULTI/EXEC
+//	                                           block when there are several; denials nothing
+//	GCRA.REFUND                                SET key TAT PXAT ceil_ms(TAT) when the TAT moved
+//	                                           back but stays in the future, DEL key when the
+//	                                           key became full; nothing for an absent or full key
 //	GCRA.RESET                                 DEL of the keys it deleted
 //	RATELIMIT.CREATE, DROP, SETSTATE           argv, server-wide (DB -1)
 //	RATELIMIT.RESET                            RATELIMIT.RESET name key when it removed live state,

@@ -34,7 +34,7 @@ var (
 		"zincrby", "zpopmin", "zpopmax", "zmpop",
 		"geoadd", "georadius", "georadiusbymember", "geosearchstore",
 		"pfadd", "pfmerge", "pfdebug", "sort", "restore", "migrate",
-		"gcra.limit", "cl.throttle", "gcra.reset",
+		"gcra.limit", "gcra.limitall", "gcra.refund", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 		"xadd", "xtrim", "xreadgroup", "xclaim", "xautoclaim", "xgroup|create", "xgroup|setid",
 		"function|load", "function|delete", "function|flush", "function|restore",

@@ -67,6 +67,22 @@ func ints(vals ...int64) string {
 	return strings.Join(lines, "\n")
 }
 
+// intsOf is redis-cli's rendering of GCRA.LIMITALL's reply: two integers, then one nested
+// five-integer array per limit, indented as redis-cli indents nested arrays.
+func intsOf(denied, retry int64, limits ...[5]int64) string {
+	lines := []string{"1) (integer) " + strconv.FormatInt(denied, 10), "2) (integer) " + strconv.FormatInt(retry, 10)}
+	for i, l := range limits {
+		for j, line := range strings.Split(ints(l[:]...), "\n") {
+			prefix := "   "
+			if j == 0 {
+				prefix = strconv.Itoa(i+3) + ") "
+			}
+			lines = append(lines, prefix+line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 const (
 	exWrongType   = "(error) WRONGTYPE Operation against a key holding the wrong kind of value"
 	exUnknownRate = "1) (integer) 0\n2) (integer) 0\n3) (integer) 0\n4) (integer) 0\n5) (integer) 0"
@@ -124,6 +140,42 @@ var examples = map[string][]Example{
 				{"GCRA.PEEK ratelimit:user:42 60000 10 10", ints(1, 10, 0, 6000, 6000)},
 				{"PTTL ratelimit:user:42", "(integer) 6000"},
 				{"GCRA.LIMIT ratelimit:user:42 60000 10", ints(0, 10, 8, -1, 12000)},
+			},
+		},
+	},
+	"gcra.limitall": {
+		{
+			Note: "A user may make 10 requests a minute (`60000 10`) and the user's organisation 2 a second " +
+				"(`1000 2`); a request must pass both. The third request fits the user's limit but not the " +
+				"organisation's, so it is denied as a whole and the user's key is not charged:",
+			Steps: []ExampleStep{ // LA1, LA2
+				{"GCRA.LIMITALL 2 rl:user:42 60000 10 rl:org:7 1000 2", intsOf(0, -1, [5]int64{0, 10, 9, -1, 6000}, [5]int64{0, 2, 1, -1, 500})},
+				{"GCRA.LIMITALL 2 rl:user:42 60000 10 rl:org:7 1000 2", intsOf(0, -1, [5]int64{0, 10, 8, -1, 12000}, [5]int64{0, 2, 0, -1, 1000})},
+				{"GCRA.LIMITALL 2 rl:user:42 60000 10 rl:org:7 1000 2", intsOf(1, 500, [5]int64{0, 10, 7, -1, 18000}, [5]int64{1, 2, 0, 500, 1000})},
+				{"GET rl:user:42", `"1700000012000000000"`},
+			},
+		},
+		{
+			Note: "A count larger than one limit's burst can never pass: `retry_after_ms` is -1. Arguments are checked before keys:",
+			Steps: []ExampleStep{ // LA4, LA8
+				{"GCRA.LIMITALL 2 rl:user:42 60000 10 rl:org:7 1000 2 COUNT 3", intsOf(1, -1, [5]int64{0, 10, 5, -1, 30000}, [5]int64{1, 2, 0, -1, 1000})},
+				{"GCRA.LIMITALL 0 rl:user:42 60000 10", "(error) ERR invalid numlimits: must be an integer from 1 to 256"},
+				{"GCRA.LIMITALL 2 rl:user:42 60000 10", "(error) ERR syntax error"},
+			},
+		},
+	},
+	"gcra.refund": {
+		{
+			Note: "A job reserves 3 units, then finds that two of them were not needed and gives them back; " +
+				"a refund never goes past a full burst, and a full key is deleted:",
+			Steps: []ExampleStep{ // RF1-RF4
+				{"GCRA.LIMIT job:42 60000 10 3", ints(0, 10, 7, -1, 18000)},
+				{"GCRA.REFUND job:42 60000 10 2", ints(0, 10, 9, -1, 6000)},
+				{"PTTL job:42", "(integer) 6000"},
+				{"GCRA.REFUND job:42 60000 10 5", ints(0, 10, 10, -1, 0)},
+				{"EXISTS job:42", "(integer) 0"},
+				{"GCRA.REFUND job:42 60000 10", ints(0, 10, 10, -1, 0)},
+				{"EXISTS job:42", "(integer) 0"},
 			},
 		},
 	},

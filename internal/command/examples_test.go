@@ -60,7 +60,7 @@ func TestExamplesTable(t *testing.T) {
 	}
 	// The user-facing rate-limit commands of spec/RATELIMIT.md §1 (not internal ones such as
 	// the journal's RATELIMIT.SETSTATE).
-	for _, name := range []string{"gcra.limit", "gcra.peek", "gcra.reset", "cl.throttle",
+	for _, name := range []string{"gcra.limit", "gcra.limitall", "gcra.refund", "gcra.peek", "gcra.reset", "cl.throttle",
 		"ratelimit.create", "ratelimit.check", "ratelimit.peek", "ratelimit.reset",
 		"ratelimit.stats", "ratelimit.drop", "ratelimit.list"} {
 		if len(Examples(name)) == 0 {

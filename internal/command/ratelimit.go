@@ -1,6 +1,8 @@
 package command
 
 import (
+	"bytes"
+
 	"github.com/hotkv/hotkv/internal/ratelimit"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/store"
@@ -17,9 +19,11 @@ const (
 	errCost          = "ERR invalid cost: must be a positive integer"
 	errLimiterExists = "ERR limiter already exists or limit reached"
 	errNoLimiter     = "ERR limiter not found"
+	errNumLimits     = "ERR invalid numlimits: must be an integer from 1 to 256"
 
 	maxPeriodMs     = 1_000_000_000_000
 	maxLimiterName  = 512
+	maxLimitAll     = 256 // GCRA.LIMITALL's numlimits bound: one reply stays small, one lock set bounded
 	rateLimitSince  = "0.1.0"
 	rateLimitGroup  = "ratelimit"
 	nondeterministc = "nondeterministic_output"
@@ -54,6 +58,10 @@ func rateLimitCommands() []*Command {
 		rl("gcra.peek", -4, FlagReadOnly|FlagFast, []string{"read", "fast"}, 1, 1, KSRO|KSAccess,
 			"O(1)", "key period burst [count]",
 			"Reports what GCRA.LIMIT would reply, without recording", gcraPeekCommand),
+		gcraLimitAllRow(rl),
+		rl("gcra.refund", -4, FlagWrite|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSAccess|KSUpdate|KSDelete,
+			"O(1)", "key period burst [count]",
+			"Gives units back to a GCRA limit, for requests that should not have counted", gcraRefundCommand),
 		rl("gcra.reset", -2, FlagWrite, []string{"write", "slow"}, 1, -1, KSRM|KSDelete,
 			"O(N) where N is the number of keys", "key [key ...]",
 			"Deletes GCRA limiter state", gcraResetCommand),
@@ -88,7 +96,7 @@ func rateLimitCommands() []*Command {
 	}
 	for _, c := range cmds {
 		switch c.Name {
-		case "gcra.limit", "cl.throttle", "ratelimit.check":
+		case "gcra.limit", "gcra.limitall", "cl.throttle", "ratelimit.check":
 			c.Decision = true
 		}
 		switch c.Name {
@@ -206,6 +214,188 @@ func gcraPeekCommand(c *Ctx) {
 		return
 	}
 	_, r := p.Limit(c.Now*ratelimit.NsPerMs, tat, present, count)
+	replyInts(c, r)
+}
+
+// gcraLimitAllRow is GCRA.LIMITALL's row. Its keys are every third argument from the first
+// key, counted by numlimits: a keynum key spec with step 3, so COMMAND GETKEYS, the shard
+// locks and cluster routing (CROSSSLOT) find them all. Legacy first/last/step are 0 0 0 and
+// the command is movablekeys, as Redis reports for commands whose only spec is keynum.
+// It is fast like GCRA.LIMIT: at most 256 limits, usually two or three.
+func gcraLimitAllRow(rl func(string, int, Flag, []string, int, int, KeySpecFlag, string, string, string, Handler) *Command) *Command {
+	c := rl("gcra.limitall", -5, FlagWrite|FlagDenyOOM|FlagFast, []string{"write", "fast"}, 0, 0, 0,
+		"O(N) where N is the number of limits", "numlimits key period burst [key period burst ...] [COUNT count]",
+		"Allows a request only if every one of several GCRA limits allows it, and then records it in all of them",
+		gcraLimitAllCommand)
+	c.KeySpecs = []KeySpec{{Flags: KSRW | KSAccess | KSUpdate, Begin: 1, FirstKey: 1, Step: 3}}
+	c.Doc = "All or nothing: the request of `count` units (default 1) is admitted only if every limit " +
+		"allows it, and then recorded in every key exactly as `GCRA.LIMIT` would; otherwise nothing is " +
+		"recorded. The reply is `denied`, `retry_after_ms` (-1 when admitted; when denied the largest wait " +
+		"among the denying limits, or -1 if one of them can never allow `count`), then one `GCRA.LIMIT` " +
+		"reply per limit in argument order. The limits are evaluated in order as if each were a " +
+		"`GCRA.LIMIT` of one transaction, so a key listed twice is charged twice. `numlimits` is 1 to 256 " +
+		"(`ERR invalid numlimits: must be an integer from 1 to 256`); fewer than `numlimits` triples, " +
+		"or anything after them but `COUNT count`, is `ERR syntax error`. All keys must hash to one " +
+		"slot in a cluster. See docs/ratelimit.md."
+	return c
+}
+
+// gcraKeyState is one distinct key of a GCRA.LIMITALL: its entry and the TAT the limits
+// evaluated so far would leave in it.
+type gcraKeyState struct {
+	key     []byte
+	e       *store.Entry
+	tat     int64
+	present bool
+	changed bool
+}
+
+// gcraLimitAllCommand checks several GCRA limits as one request (docs/ratelimit.md,
+// "GCRA.LIMITALL"). Validation order: arity (the table), numlimits, enough triples, each
+// limit's period then burst in argument order, the trailing COUNT option, then the key types.
+// The limits are then evaluated in argument order against a working copy of each key's TAT,
+// so a key listed twice sees the first limit's charge; only if all allow are the keys written.
+func gcraLimitAllCommand(c *Ctx) {
+	n64, ok := c.intInRange(1, 1, maxLimitAll)
+	if !ok {
+		c.Error(errNumLimits)
+		return
+	}
+	n := int(n64)
+	end := 2 + 3*n
+	if end > len(c.Args) {
+		c.Syntax()
+		return
+	}
+	var paramBuf [4]ratelimit.GCRAParams
+	params := paramBuf[:0]
+	for i := range n {
+		at := 2 + 3*i
+		period, ok := c.intInRange(at+1, 1, maxPeriodMs)
+		if !ok {
+			c.Error(errPeriod)
+			return
+		}
+		burst, ok := c.intInRange(at+2, 1, ratelimit.Max)
+		if !ok {
+			c.Error(errBurst)
+			return
+		}
+		params = append(params, ratelimit.NewGCRAParams(period, burst))
+	}
+	count := int64(1)
+	switch {
+	case len(c.Args) == end:
+	case len(c.Args) == end+2 && c.ArgIs(end, "count"):
+		if count, ok = c.intInRange(end+1, 1, ratelimit.Max); !ok {
+			c.Error(errCount)
+			return
+		}
+	default:
+		c.Syntax()
+		return
+	}
+	var keyBuf [4]gcraKeyState
+	var whichBuf [4]int
+	keys, which := keyBuf[:0], whichBuf[:0]
+	for i := range n {
+		key := c.Args[2+3*i]
+		j := 0
+		for j < len(keys) && !bytes.Equal(keys[j].key, key) {
+			j++
+		}
+		if j == len(keys) {
+			e := c.Lookup(key)
+			tat, present, ok := gcraState(e)
+			if !ok {
+				c.WrongType()
+				return
+			}
+			keys = append(keys, gcraKeyState{key: key, e: e, tat: tat, present: present})
+		}
+		which = append(which, j)
+	}
+	now := c.Now * ratelimit.NsPerMs
+	var replyBuf [4]ratelimit.GCRAReply
+	replies := replyBuf[:0]
+	denied, never := false, false
+	var retry int64
+	for i, p := range params {
+		ks := &keys[which[i]]
+		d, r := p.Limit(now, ks.tat, ks.present, count)
+		replies = append(replies, r)
+		switch {
+		case d.Allowed:
+			ks.tat, ks.present, ks.changed = d.TAT, true, true
+		case d.Never:
+			denied, never = true, true
+		default:
+			denied = true
+			retry = max(retry, r[3])
+		}
+	}
+	if !denied {
+		// More than one key: the SET effects go out as one MULTI/EXEC block (or inside the
+		// EXEC this command runs in), so a replay never applies half an admission.
+		own := c.Store.Journal != nil && c.tx == nil && len(keys) > 1
+		if own {
+			c.tx = &txJournal{out: c.Store.Journal}
+		}
+		for i := range keys {
+			storeTAT(c, keys[i].key, keys[i].e, keys[i].tat)
+		}
+		if own {
+			c.tx.finish()
+			c.tx = nil
+		}
+	}
+	c.W.Array(2 + len(replies))
+	switch {
+	case !denied:
+		c.W.Int(0)
+		c.W.Int(-1)
+	case never:
+		c.W.Int(1)
+		c.W.Int(-1)
+	default:
+		c.W.Int(1)
+		c.W.Int(retry)
+	}
+	for _, r := range replies {
+		replyInts(c, r)
+	}
+}
+
+// gcraRefundCommand gives units back to a GCRA key (docs/ratelimit.md, "GCRA.REFUND"), with
+// GCRA.LIMIT's validation. A key whose TAT moves back to now or earlier is full: it is deleted
+// (journaled as DEL key) rather than kept as a TAT in the past, which GCRA.LIMIT would read
+// the same way; otherwise it is rewritten like an admission (SET key TAT PXAT ceil_ms(TAT)).
+// An absent or already-full key is left alone and nothing is journaled.
+func gcraRefundCommand(c *Ctx) {
+	p, count, ok := gcraArgs(c)
+	if !ok {
+		return
+	}
+	key := c.Args[1]
+	e := c.Lookup(key)
+	tat, present, ok := gcraState(e)
+	if !ok {
+		c.WrongType()
+		return
+	}
+	now := c.Now * ratelimit.NsPerMs
+	ttlNew, changed, r := p.Refund(now, tat, present, count)
+	switch {
+	case !changed:
+	case ttlNew == 0:
+		c.DB.Remove(e)
+		c.Dirty(1)
+		if c.Store.Journal != nil {
+			c.Emit(c.DB.ID, effDel, key)
+		}
+	default:
+		storeTAT(c, key, e, now+ttlNew)
+	}
 	replyInts(c, r)
 }
 

@@ -612,7 +612,9 @@ func (ks KeySpec) find(args [][]byte, arity int) ([]KeyRef, bool) {
 			return nil, false
 		}
 		first += ks.FirstKey
-		last = first + int(n) - 1
+		// Redis 7.0 computes first + n - 1 whatever the step, which only its step-1 keynum
+		// specs survive; GCRA.LIMITALL's step 3 needs the n-th key's own position.
+		last = first + (int(n)-1)*step
 		if n == 0 {
 			// Redis's getKeysUsingKeySpecs finds last < first, an invalid spec, and falls
 			// back to the command's getkeys procedure, which finds no key at all (not even

@@ -108,3 +108,27 @@ func (p GCRAParams) Limit(now, tat int64, present bool, count int64) (Decision, 
 	}
 	return d, GCRAReply{1, p.Burst, 0, CeilMs(d.Retry), CeilMs(d.TTLOld)}
 }
+
+// Refund gives count units back to GCRA state, for "charge only on success" flows that
+// admitted a request with Limit and then learned it should not have cost anything. The TAT
+// moves back by count*T but never before now: a refund cannot push a key beyond a full burst.
+// A key with no future TAT (absent, or already full) is left as it is: changed is false.
+// When changed, ttlNew is the new distance of the TAT from now; 0 means the key is now full
+// and its state can be dropped. The reply is GCRA.LIMIT's shape with denied 0.
+//
+// count*T can exceed Max, so the decrement is compared by division first (spec §2.5 style).
+func (p GCRAParams) Refund(now, tat int64, present bool, count int64) (ttlNew int64, changed bool, r GCRAReply) {
+	tau := p.Burst * p.Interval
+	if !present || tat <= now {
+		return 0, false, GCRAReply{0, p.Burst, p.Burst, -1, 0}
+	}
+	ttlOld := tat - now
+	if count <= ttlOld/p.Interval {
+		ttlNew = ttlOld - count*p.Interval
+	}
+	remaining := int64(0)
+	if ttlNew < tau { // a TAT stored by another limit can lie beyond this one's tolerance
+		remaining = (tau - ttlNew) / p.Interval
+	}
+	return ttlNew, true, GCRAReply{0, p.Burst, remaining, -1, CeilMs(ttlNew)}
+}
