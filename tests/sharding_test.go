@@ -149,6 +149,9 @@ func TestShardedRouting(t *testing.T) {
 	require.NoError(t, n1.c.MSet(ctx, "bar", "1", "{bar}x", "2").Err())
 	require.EqualError(t, n1.c.Do(ctx, "GCRA.RESET", "bar", "foo").Err(), "CROSSSLOT Keys in request don't hash to the same slot")
 	require.EqualError(t, n1.c.Eval(ctx, "return 1", []string{"bar", "foo"}).Err(), "CROSSSLOT Keys in request don't hash to the same slot")
+	// GCRA.LIMITALL's keys (every third argument) route it; keys of different slots are refused.
+	require.EqualError(t, n1.c.Do(ctx, "GCRA.LIMITALL", 2, "bar", 1000, 5, "foo", 1000, 5).Err(), "CROSSSLOT Keys in request don't hash to the same slot")
+	require.EqualError(t, n1.c.Do(ctx, "GCRA.LIMITALL", 2, "{foo}a", 1000, 5, "{foo}b", 1000, 5).Err(), "MOVED 12182 "+sc.shards[2][0].srv.Addr)
 	// A named limiter lives on the slot of its name.
 	require.EqualError(t, n1.c.Do(ctx, "RATELIMIT.CREATE", "foo", 10, 1000, "ALGO", "token_bucket").Err(),
 		"MOVED 12182 "+sc.shards[2][0].srv.Addr)
@@ -180,6 +183,11 @@ func TestShardedRouting(t *testing.T) {
 			}
 		}
 		require.Equal(t, 5, allowed, key)
+	}
+	for i, want := range []int64{0, 0, 1} { // a cluster client routes GCRA.LIMITALL by its keys
+		v, err := cc.Do(ctx, "GCRA.LIMITALL", 2, "{foo}a", 3600000, 2, "{foo}b", 3600000, 5).Slice()
+		require.NoError(t, err)
+		require.Equal(t, want, v[0], "call %d", i)
 	}
 	require.NoError(t, cc.Do(ctx, "RATELIMIT.CREATE", "api", 2, 60000, "ALGO", "sliding_window").Err())
 	for i, want := range []int64{1, 1, 0} {
