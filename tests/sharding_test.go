@@ -149,6 +149,13 @@ func TestShardedRouting(t *testing.T) {
 	require.NoError(t, n1.c.MSet(ctx, "bar", "1", "{bar}x", "2").Err())
 	require.EqualError(t, n1.c.Do(ctx, "GCRA.RESET", "bar", "foo").Err(), "CROSSSLOT Keys in request don't hash to the same slot")
 	require.EqualError(t, n1.c.Eval(ctx, "return 1", []string{"bar", "foo"}).Err(), "CROSSSLOT Keys in request don't hash to the same slot")
+	// A script's undeclared keys must be local too (Redis Cluster's errors).
+	err = n1.c.Eval(ctx, "return redis.call('set', 'foo', 1)", nil).Err()
+	require.ErrorContains(t, err, "Script attempted to access a non local key in a cluster node")
+	require.NoError(t, n1.c.Eval(ctx, "return redis.call('set', 'bar', 2)", nil).Err())
+	err = n1.c.Eval(ctx, "return redis.call('mset', 'bar', 1, 'foo', 2)", nil).Err()
+	require.ErrorContains(t, err, "Script attempted to access keys that do not hash to the same slot")
+	require.Equal(t, int64(0), sc.shards[2][0].c.Exists(ctx, "foo").Val())
 	// GCRA.LIMITALL's keys (every third argument) route it; keys of different slots are refused.
 	require.EqualError(t, n1.c.Do(ctx, "GCRA.LIMITALL", 2, "bar", 1000, 5, "foo", 1000, 5).Err(), "CROSSSLOT Keys in request don't hash to the same slot")
 	require.EqualError(t, n1.c.Do(ctx, "GCRA.LIMITALL", 2, "{foo}a", 1000, 5, "{foo}b", 1000, 5).Err(), "MOVED 12182 "+sc.shards[2][0].srv.Addr)

@@ -231,6 +231,11 @@ type Table struct {
 	// node: "" runs it, anything else is the error reply (-MOVED to the leader, -CLUSTERDOWN
 	// during an election). Standalone servers pay one nil check.
 	Gate func(c *Ctx, cmd *Command) string
+	// ScriptGate, set once before serving in a sharded cluster and nil otherwise, checks a
+	// keyed command a script runs: the command table's Gate saw only the script's declared
+	// keys, and a key of another shard's slot must not be created here (Redis Cluster refuses
+	// it the same way). A non-empty reply is the error the script's call raises.
+	ScriptGate func(c *Ctx, cmd *Command) string
 
 	// World, set once before serving in replicated mode and nil otherwise, is held shared by
 	// every keyspace command (and EXEC) while it runs, so that the Raft leader can stop the

@@ -530,6 +530,13 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	if !sr.allDBs && crossDBCommand(cmd) {
 		return nil, sr.refuse(cmd, "This Redis command reaches other databases and must be named literally in the script's source, so that the script locks every database (HotKV chooses a script's locks when it compiles it)")
 	}
+	if t.ScriptGate != nil && flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 {
+		// A sharded cluster: the key must be of a slot this shard serves.
+		sr.sc.Args = args
+		if msg := t.ScriptGate(&sr.sc, cmd); msg != "" {
+			return nil, sr.refuse(cmd, msg)
+		}
+	}
 	if flags&FlagDenyOOM != 0 && sr.r.oom && !sr.r.wrote && sr.r.flags&script.FlagAllowOOM == 0 {
 		// Redis's scriptVerifyOOM: over maxmemory at the start, a script may not begin to
 		// write with a command that can grow memory (once it has written, it must finish).

@@ -69,6 +69,7 @@ func (s *Server) newShards() error {
 	bind := net.JoinHostPort(s.cfg.Get("raft-announce-ip"), strconv.FormatInt(port, 10))
 	s.shards = &shardState{s: s, shard: shard, fsm: cluster.NewFSM(), bind: bind,
 		voters: int(s.cfg.GetInt("cluster-meta-voters")), stop: make(chan struct{})}
+	s.table.ScriptGate = s.shards.scriptGate
 	return nil
 }
 
@@ -316,6 +317,24 @@ func (sh *shardState) route(c *command.Ctx, cmd *command.Command) string {
 		return "MOVED " + strconv.Itoa(slot) + " " + addr
 	}
 	return "CLUSTERDOWN Hash slot not served"
+}
+
+// scriptGate is the command table's ScriptGate: a command a script runs may touch only keys
+// of slots this shard serves (Redis Cluster's scriptVerifyClusterState, same errors).
+func (sh *shardState) scriptGate(c *command.Ctx, cmd *command.Command) string {
+	slot, cross := command.KeysSlot(cmd, c.Args)
+	if slot < 0 && !cross {
+		return ""
+	}
+	if cross {
+		return "Script attempted to access keys that do not hash to the same slot"
+	}
+	if o := sh.fsm.View().Owner(slot); o == nil {
+		return "Script attempted to execute a command while the cluster is down"
+	} else if o.ID != sh.shard || sh.isFenced(slot) {
+		return "Script attempted to access a non local key in a cluster node"
+	}
+	return ""
 }
 
 // shardAddr is where clients are sent for a shard's slots: its hinted leader, else the first
