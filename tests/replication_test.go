@@ -149,7 +149,11 @@ func waitApplied(t *testing.T, leader *raftNode, nodes []*raftNode) {
 		return true
 	})
 	for _, n := range nodes {
-		if e := n.status(t)["apply_errors"]; e != "0" {
+		// A node rebuilding itself (a leader that lost leadership with writes in flight)
+		// reports no counters until it is done.
+		var e string
+		waitUntil(t, n.id+"'s apply_errors", 20*time.Second, func() bool { e = n.status(t)["apply_errors"]; return e != "" })
+		if e != "0" {
 			t.Fatalf("%s failed to apply %s effects of the log", n.id, e)
 		}
 	}

@@ -236,6 +236,10 @@ type Table struct {
 	// keys, and a key of another shard's slot must not be created here (Redis Cluster refuses
 	// it the same way). A non-empty reply is the error the script's call raises.
 	ScriptGate func(c *Ctx, cmd *Command) string
+	// OneSlotTx, set in a sharded cluster, makes EXEC refuse a transaction whose keys are in
+	// several slots (-CROSSSLOT), as Redis Cluster does: a slot may move to another shard
+	// between two transactions, never in the middle of one, only if each stays in one slot.
+	OneSlotTx bool
 
 	// World, set once before serving in replicated mode and nil otherwise, is held shared by
 	// every keyspace command (and EXEC) while it runs, so that the Raft leader can stop the

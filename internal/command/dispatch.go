@@ -607,12 +607,23 @@ func (c *Ctx) admitMemory(cmd *Command) bool {
 func (t *Table) gateExec(c *Ctx, exec *Command) bool {
 	args := c.Args
 	defer func() { c.Args = args }()
+	txSlot := -1
 	for _, q := range c.Client.multi.queue {
 		if q.cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) == 0 && !q.cmd.RunsScript {
 			continue
 		}
 		c.Args = q.args // the redirect names the queued command's slot
-		if msg := t.Gate(c, q.cmd); msg != "" {
+		msg := t.Gate(c, q.cmd)
+		if msg == "" && t.OneSlotTx {
+			// Redis Cluster's getNodeByQuery for EXEC: every key of the transaction in one slot.
+			if slot, _ := KeysSlot(q.cmd, q.args); slot >= 0 {
+				if txSlot >= 0 && slot != txSlot {
+					msg = "CROSSSLOT Keys in request don't hash to the same slot"
+				}
+				txSlot = slot
+			}
+		}
+		if msg != "" {
 			c.Args = args
 			c.Client.setMulti(multiState{})
 			c.Store.Watches.Unwatch(&c.Client.watch)

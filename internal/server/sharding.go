@@ -70,6 +70,7 @@ func (s *Server) newShards() error {
 	s.shards = &shardState{s: s, shard: shard, fsm: cluster.NewFSM(), bind: bind,
 		voters: int(s.cfg.GetInt("cluster-meta-voters")), stop: make(chan struct{})}
 	s.table.ScriptGate = s.shards.scriptGate
+	s.table.OneSlotTx = true
 	return nil
 }
 
