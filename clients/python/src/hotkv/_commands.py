@@ -65,7 +65,8 @@ RESPONSE_CALLBACKS: Dict[str, Callable[..., Any]] = {
 #: ``last`` -1 meaning "to the end" (the server's COMMAND INFO key specs). RATELIMIT.* route by
 #: the limiter name, their only key; the per-limiter key is not a keyspace key. Cluster
 #: clients use this table instead of asking the server with COMMAND, which also works before
-#: redis-py has loaded the command metadata.
+#: redis-py has loaded the command metadata. GCRA.LIMITALL is not listed: its keys follow a
+#: count (every third argument after ``numlimits``), which :func:`command_keys` reads itself.
 KEY_POSITIONS: Dict[str, Tuple[int, int, int]] = {
     "GCRA.LIMIT": (1, 1, 1),
     "GCRA.PEEK": (1, 1, 1),
