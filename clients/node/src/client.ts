@@ -3,10 +3,10 @@ import {
   type RedisClientOptions, type RedisClientType, type RedisClusterOptions, type RedisClusterType,
   type RespVersions, type RedisFunctions, type RedisScripts, type TypeMapping,
 } from 'redis';
-import { commandDefs, hotkvModule, type ArgParser, type CommandDef, type HotKVModule, type RateLimitCreateOptions } from './commands.js';
+import { commandDefs, hotkvModule, type ArgParser, type CommandDef, type GCRALimitSpec, type HotKVModule, type RateLimitCreateOptions } from './commands.js';
 import { HotKVError } from './errors.js';
 import type { Int64Mode, IntArg, IntOf } from './int64.js';
-import type { GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult } from './results.js';
+import type { GCRALimitAllResult, GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult } from './results.js';
 import { keySlot, type KeyLike } from './slot.js';
 
 /**
@@ -110,6 +110,29 @@ export abstract class RateLimitCommands<M extends Int64Mode = 'number'> {
   /** GCRA.PEEK: exactly what gcraLimit with these arguments would reply now, recording nothing. */
   gcraPeek(key: KeyLike, periodMs: IntArg, burst: IntArg, count?: IntArg): Promise<GCRAResult<IntOf<M>>> {
     return this.#run(this.#defs.gcraPeek, key, periodMs, burst, count);
+  }
+
+  /**
+   * GCRA.LIMITALL numlimits key period burst ... [COUNT count]: the request of count units
+   * (default 1) is admitted only if every limit allows it, and is then recorded in every key as
+   * gcraLimit would; if any limit denies, nothing is recorded. Two gcraLimit calls cannot do
+   * this: the first spends its unit even when the second denies. The server accepts 1 to 256
+   * limits; a key listed twice is charged twice. In a cluster all keys must hash to one slot
+   * (use a hash tag such as {user42}).
+   */
+  gcraLimitAll(limits: readonly GCRALimitSpec[], count?: IntArg): Promise<GCRALimitAllResult<IntOf<M>>> {
+    return this.#run(this.#defs.gcraLimitAll, limits, count);
+  }
+
+  /**
+   * GCRA.REFUND key period_ms burst [count]: gives count units (default 1) back to a GCRA key,
+   * for "charge only on success" flows (gcraLimit before the work, gcraRefund when the work
+   * should not have counted). The refund never goes beyond a full burst; an absent or full key
+   * is left alone, and a key that becomes full is deleted. The result has denied false;
+   * remaining and resetAfterMs describe the key after the refund. Use the limit's period and burst.
+   */
+  gcraRefund(key: KeyLike, periodMs: IntArg, burst: IntArg, count?: IntArg): Promise<GCRAResult<IntOf<M>>> {
+    return this.#run(this.#defs.gcraRefund, key, periodMs, burst, count);
   }
 
   /** GCRA.RESET key [key ...]: deletes GCRA (and CL.THROTTLE) state; resolves to how many of

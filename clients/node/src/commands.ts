@@ -1,8 +1,8 @@
 import type { CommandParser } from 'redis';
 import { formatRate, intArg, type Int, type Int64Mode, type IntArg } from './int64.js';
 import {
-  parseGCRA, parseNames, parseOK, parseRateLimit, parseStats, parseThrottle,
-  type Algorithm, type GCRAResult, type RateLimitResult, type RateLimitStats, type ThrottleResult,
+  parseGCRA, parseGCRALimitAll, parseNames, parseOK, parseRateLimit, parseStats, parseThrottle,
+  type Algorithm, type GCRALimitAllResult, type GCRAResult, type RateLimitResult, type RateLimitStats, type ThrottleResult,
 } from './results.js';
 import { toInt } from './int64.js';
 import type { KeyLike } from './slot.js';
@@ -16,6 +16,13 @@ export interface RateLimitCreateOptions {
   refill?: number | string;
   /** DRAIN (leaky_bucket): units per second, written like refill. Default: limit per window. */
   drain?: number | string;
+}
+
+/** One limit of gcraLimitAll: a key with its own period and burst, as GCRA.LIMIT takes them. */
+export interface GCRALimitSpec {
+  key: KeyLike;
+  periodMs: IntArg;
+  burst: IntArg;
 }
 
 /**
@@ -66,6 +73,25 @@ export function commandDefs<I extends Int>() {
       readonly: true,
       parse: gcraArgs('GCRA.PEEK'),
       transform: (r, m): GCRAResult<I> => parseGCRA<I>(r, m, 'gcra.peek'),
+    }),
+    gcraLimitAll: def({
+      readonly: false,
+      parse: (p: ArgParser, limits: readonly GCRALimitSpec[], count?: IntArg) => {
+        p.push('GCRA.LIMITALL', String(limits.length));
+        // Every key goes through pushKey: node-redis's cluster client routes by the first one,
+        // HotKVCluster checks they share its slot.
+        for (const l of limits) {
+          p.pushKey(keyArg(l.key));
+          p.push(intArg(l.periodMs), intArg(l.burst));
+        }
+        if (count !== undefined) p.push('COUNT', intArg(count));
+      },
+      transform: (r, m): GCRALimitAllResult<I> => parseGCRALimitAll<I>(r, m),
+    }),
+    gcraRefund: def({
+      readonly: false,
+      parse: gcraArgs('GCRA.REFUND'),
+      transform: (r, m): GCRAResult<I> => parseGCRA<I>(r, m, 'gcra.refund'),
     }),
     gcraReset: def({
       readonly: false,

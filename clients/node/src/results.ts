@@ -21,6 +21,22 @@ export interface GCRAResult<I extends Int = number> {
   tooLarge: boolean;
 }
 
+/**
+ * Reply of GCRA.LIMITALL: `[denied, retry_after_ms, <GCRA.LIMIT reply of each limit>...]`.
+ */
+export interface GCRALimitAllResult<I extends Int = number> {
+  /** At least one limit refused the request; then nothing was recorded anywhere. */
+  denied: boolean;
+  /** -1 when admitted; when denied, the largest wait among the denying limits, or -1 when one
+   * of them can never allow the count (count > its burst; see tooLarge). */
+  retryAfterMs: I;
+  /** Each limit's GCRA.LIMIT reply, in the order the limits were given. When the request was
+   * denied they say what each limit would have answered; none was recorded. */
+  limits: GCRAResult<I>[];
+  /** Denied because count exceeds a limit's burst: it will never be admitted. */
+  tooLarge: boolean;
+}
+
 /** Reply of CL.THROTTLE (redis-cell compatible); times are whole seconds, rounded as the
  * server's throttle-compat setting says. */
 export interface ThrottleResult<I extends Int = number> {
@@ -106,6 +122,20 @@ export function parseGCRA<I extends Int>(reply: unknown, mode: Int64Mode, what =
     remaining: toInt<I>(r[2], mode, what),
     retryAfterMs,
     resetAfterMs: toInt<I>(r[4], mode, what),
+    tooLarge: denied && isMinusOne(retryAfterMs),
+  };
+}
+
+export function parseGCRALimitAll<I extends Int>(reply: unknown, mode: Int64Mode, what = 'gcra.limitall'): GCRALimitAllResult<I> {
+  if (!Array.isArray(reply) || reply.length < 3) {
+    throw new HotKVError(`${what}: unexpected reply ${JSON.stringify(reply, jsonSafe)}`);
+  }
+  const denied = flag(reply[0], what);
+  const retryAfterMs = toInt<I>(reply[1], mode, what);
+  return {
+    denied,
+    retryAfterMs,
+    limits: reply.slice(2).map((r) => parseGCRA<I>(r, mode, what)),
     tooLarge: denied && isMinusOne(retryAfterMs),
   };
 }

@@ -28,6 +28,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.retry import Retry
 
+import hotkv.cluster
 from conftest import _binary  # the server binary the other tests use
 
 SHARDS = 3
@@ -287,6 +288,31 @@ def test_sharded_workload(cluster: Cluster) -> None:
                 # The key lives on its shard's leader: a plain client there sees it.
                 with ports[rc.get_node_from_key(k).port].client() as direct:
                     assert direct.exists(k) == 1
+
+        # GCRA.LIMITALL through HotKVCluster, routed by its keys: two limits under one hash tag
+        # in each shard, all or nothing (the tighter limit of 2 stops the third request, which
+        # records nothing), and GCRA.REFUND giving a unit back on the same shard.
+        hk = hotkv.cluster.HotKVCluster(
+            startup_nodes=[ClusterNode("127.0.0.1", n.port) for n in cluster.nodes], socket_timeout=2
+        )
+        try:
+            for shard, tkeys in _keys_per_shard(rc, "lall", 1).items():
+                tag = "{" + tkeys[0] + "}"
+                wide, tight = (tag + ":h", HOUR_MS, 10), (tag + ":m", 60000, 2)
+                assert hk.gcra_limit_all([wide, tight]).allowed
+                second = hk.gcra_limit_all([wide, tight])
+                assert second.allowed and second.limits[0].remaining == 8
+                third = hk.gcra_limit_all([wide, tight])
+                assert third.denied and third.retry_after_ms > 0, (shard, third)
+                assert third.limits[0].remaining == 7  # what the wide limit would have left
+                assert hk.gcra_refund(tight[0], 60000, 2).remaining == 1
+                assert hk.gcra_limit_all([wide, tight]).allowed
+                with ports[rc.get_node_from_key(tag).port].client() as direct:
+                    assert direct.exists(wide[0], tight[0]) == 2
+            with pytest.raises(redis.exceptions.RedisClusterException, match="all keys must map to the same key slot"):
+                hk.gcra_limit_all([(a, 1000, 1), (b, 1000, 1)])
+        finally:
+            hk.close()
     finally:
         rc.close()
 

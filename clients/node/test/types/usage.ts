@@ -5,7 +5,7 @@ import Fastify from 'fastify';
 import { createClient } from 'redis';
 import {
   HotKV, HotKVCluster, hotkvModule, hotkvExpress, hotkvFastify, gcra, limiter, keySlot,
-  type GCRAResult, type RateLimitResult, type RateLimitStats, type ThrottleResult, type Decision,
+  type GCRAResult, type GCRALimitAllResult, type GCRALimitSpec, type RateLimitResult, type RateLimitStats, type ThrottleResult, type Decision,
 } from '@hotkv/client';
 
 export async function usage(): Promise<void> {
@@ -20,10 +20,18 @@ export async function usage(): Promise<void> {
   const names: string[] = await client.rateLimitList();
   const reset: number = await client.gcraReset('a', 'b');
   void [n, t, r, rate, names, reset];
+  const limits: GCRALimitSpec[] = [{ key: '{u42}:sec', periodMs: 1000, burst: 5 }, { key: '{u42}:day', periodMs: 86400000, burst: 1000 }];
+  const all: GCRALimitAllResult = await client.gcraLimitAll(limits, 2);
+  const perLimit: GCRAResult[] = all.limits;
+  const refunded: GCRAResult = await client.gcraRefund('k', 60000, 10);
+  const [queued] = await client.multi().hotkv.gcraLimitAll(limits).hotkv.gcraRefund('k', 60000, 10, 2).exec();
+  void [all.denied, all.retryAfterMs, all.tooLarge, perLimit, refunded, queued];
 
   const big = new HotKV({ url: 'hotkv://127.0.0.1:6379', int64: 'bigint' });
   const limit: bigint = (await big.gcraLimit('k', 60000, 9223372036854775807n)).limit;
-  void limit;
+  const allRetry: bigint = (await big.gcraLimitAll([{ key: 'k', periodMs: 60000, burst: 10 }])).retryAfterMs;
+  const refundLimit: bigint = (await big.gcraRefund('k', 60000, 10, 9223372036854775807n)).limit;
+  void [limit, allRetry, refundLimit];
 
   // The node-redis client stays available, and the typed commands work in MULTI.
   await client.redis.set('plain', 'value');

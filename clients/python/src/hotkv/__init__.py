@@ -2,7 +2,7 @@
 
 ``hotkv.HotKV`` is a :class:`redis.Redis`, ``hotkv.asyncio.HotKV`` a
 :class:`redis.asyncio.Redis` and ``hotkv.cluster.HotKVCluster`` a
-:class:`redis.cluster.RedisCluster`, each with ``gcra_limit``, ``gcra_peek``, ``gcra_reset``,
+:class:`redis.cluster.RedisCluster`, each with ``gcra_limit``, ``gcra_peek``, ``gcra_limit_all``, ``gcra_refund``, ``gcra_reset``,
 ``cl_throttle`` and ``ratelimit_*`` returning frozen dataclasses. ``hotkv.limits_storage``
 is a storage for the ``limits`` package (``hotkv://`` URIs, for flask-limiter and slowapi),
 ``hotkv.middleware`` has ASGI and Django middleware.
@@ -13,7 +13,15 @@ from __future__ import annotations
 import importlib.util
 
 from ._commands import KEY_POSITIONS, RESPONSE_CALLBACKS, HotKVCommands
-from ._results import GCRAResult, RateLimitResult, RateLimitStats, ReplyError, ThrottleResult
+from ._results import (
+    GCRALimitAllResult,
+    GCRALimitSpec,
+    GCRAResult,
+    RateLimitResult,
+    RateLimitStats,
+    ReplyError,
+    ThrottleResult,
+)
 from .client import HotKV, Pipeline
 
 __version__ = "0.1.0"
@@ -25,6 +33,8 @@ __all__ = [
     "KEY_POSITIONS",
     "Pipeline",
     "GCRAResult",
+    "GCRALimitSpec",
+    "GCRALimitAllResult",
     "ThrottleResult",
     "RateLimitResult",
     "RateLimitStats",

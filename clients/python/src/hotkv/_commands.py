@@ -10,17 +10,20 @@ registers, so they come out of ``pipe.execute()`` too.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from redis.exceptions import RedisClusterException
 from redis.typing import KeyT
 
 from ._results import (
+    GCRALimitAllResult,
+    GCRALimitSpec,
     GCRAResult,
     RateLimitResult,
     RateLimitStats,
     ThrottleResult,
     parse_gcra,
+    parse_gcra_all,
     parse_int,
     parse_names,
     parse_ok,
@@ -35,6 +38,9 @@ T = TypeVar("T")
 #: asyncio client (and the pipeline itself while queuing, as in redis-py).
 Reply = Union[T, Awaitable[T]]
 
+#: One limit of GCRA.LIMITALL: a :class:`GCRALimitSpec` or a ``(key, period_ms, burst)`` tuple.
+LimitSpec = Union[GCRALimitSpec, Tuple[KeyT, int, int]]
+
 #: A rate as RATELIMIT.CREATE's REFILL/DRAIN take it: units per second.
 Rate = Union[int, float, Decimal, str]
 
@@ -43,6 +49,8 @@ RESPONSE_CALLBACKS: Dict[str, Callable[..., Any]] = {
     "GCRA.LIMIT": parse_gcra,
     "GCRA.PEEK": parse_gcra,
     "GCRA.RESET": parse_int,
+    "GCRA.LIMITALL": parse_gcra_all,
+    "GCRA.REFUND": parse_gcra,
     "CL.THROTTLE": parse_throttle,
     "RATELIMIT.CREATE": parse_ok,
     "RATELIMIT.CHECK": parse_ratelimit,
@@ -57,10 +65,12 @@ RESPONSE_CALLBACKS: Dict[str, Callable[..., Any]] = {
 #: ``last`` -1 meaning "to the end" (the server's COMMAND INFO key specs). RATELIMIT.* route by
 #: the limiter name, their only key; the per-limiter key is not a keyspace key. Cluster
 #: clients use this table instead of asking the server with COMMAND, which also works before
-#: redis-py has loaded the command metadata.
+#: redis-py has loaded the command metadata. GCRA.LIMITALL is not listed: its keys follow a
+#: count (every third argument after ``numlimits``), which :func:`command_keys` reads itself.
 KEY_POSITIONS: Dict[str, Tuple[int, int, int]] = {
     "GCRA.LIMIT": (1, 1, 1),
     "GCRA.PEEK": (1, 1, 1),
+    "GCRA.REFUND": (1, 1, 1),
     "GCRA.RESET": (1, -1, 1),
     "CL.THROTTLE": (1, 1, 1),
     "RATELIMIT.CREATE": (1, 1, 1),
@@ -79,11 +89,26 @@ def command_keys(args: Tuple[Any, ...]) -> Optional[List[Any]]:
         return None
     name = args[0].decode() if isinstance(args[0], bytes) else args[0]
     pos = KEY_POSITIONS.get(name.upper())
+    if pos is None and name.upper() == "GCRA.LIMITALL":
+        return _limitall_keys(args)
     if pos is None:
         return None
     first, last, step = pos
     end = len(args) if last < 0 else last + 1
     return list(args[first:end:step])
+
+
+def _limitall_keys(args: Tuple[Any, ...]) -> List[Any]:
+    # GCRA.LIMITALL's keys follow a count (a "keynum" key spec: numlimits at index 1, a key
+    # every third argument), which KEY_POSITIONS' fixed ranges cannot express. A malformed
+    # numlimits yields no keys, so the cluster client raises instead of guessing a node.
+    try:
+        n = int(args[1])
+    except (IndexError, TypeError, ValueError):
+        return []
+    if n < 1:
+        return []
+    return list(args[2 : 2 + 3 * n : 3])
 
 
 def slot_of(client: Any, command: str, keys: List[Any]) -> int:
@@ -141,6 +166,34 @@ class HotKVCommands:
         including the units it would use, recording nothing. Read-only (replicas may serve
         it)."""
         return self.execute_command("GCRA.PEEK", key, period_ms, burst, count)  # type: ignore[no-any-return]
+
+    def gcra_limit_all(self, limits: Sequence[LimitSpec], count: int = 1) -> Reply[GCRALimitAllResult]:
+        """GCRA.LIMITALL: the request of ``count`` units is admitted only if every limit allows
+        it, and is then recorded in every key as :meth:`gcra_limit` would; if any limit denies,
+        nothing is recorded. Two :meth:`gcra_limit` calls cannot do this: the first spends its
+        unit even when the second denies.
+
+        ``limits`` holds :class:`GCRALimitSpec` values or ``(key, period_ms, burst)`` tuples.
+        The server accepts 1 to 256 limits; a key listed twice is charged twice. In a cluster
+        all keys must hash to one slot (use a hash tag such as ``{user42}``)."""
+        args: List[Any] = ["GCRA.LIMITALL", len(limits)]
+        for spec in limits:
+            if isinstance(spec, GCRALimitSpec):
+                args += [spec.key, spec.period_ms, spec.burst]
+            else:
+                key, period_ms, burst = spec
+                args += [key, period_ms, burst]
+        args += ["COUNT", count]
+        return self.execute_command(*args)  # type: ignore[no-any-return]
+
+    def gcra_refund(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> Reply[GCRAResult]:
+        """GCRA.REFUND: gives ``count`` units back to a GCRA key, for "charge only on success"
+        flows (:meth:`gcra_limit` before the work, :meth:`gcra_refund` when the work should not
+        have counted). The refund never goes beyond a full burst; an absent or full key is left
+        alone, and a key that becomes full is deleted. The reply has ``denied`` False;
+        ``remaining`` and ``reset_after_ms`` describe the key after the refund. Use the period
+        and burst of the limit."""
+        return self.execute_command("GCRA.REFUND", key, period_ms, burst, count)  # type: ignore[no-any-return]
 
     def gcra_reset(self, *keys: KeyT) -> Reply[int]:
         """GCRA.RESET: deletes GCRA (and CL.THROTTLE) state and returns how many of the keys
@@ -224,6 +277,8 @@ class SyncCommands(HotKVCommands):
 
         def gcra_limit(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
         def gcra_peek(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
+        def gcra_limit_all(self, limits: Sequence[LimitSpec], count: int = 1) -> GCRALimitAllResult: ...
+        def gcra_refund(self, key: KeyT, period_ms: int, burst: int, count: int = 1) -> GCRAResult: ...
         def gcra_reset(self, *keys: KeyT) -> int: ...
         def cl_throttle(
             self, key: KeyT, max_burst: int, count_per_period: int, period_s: int, quantity: int = 1
@@ -255,6 +310,12 @@ class AsyncCommands(HotKVCommands):
             self, key: KeyT, period_ms: int, burst: int, count: int = 1
         ) -> Awaitable[GCRAResult]: ...
         def gcra_peek(
+            self, key: KeyT, period_ms: int, burst: int, count: int = 1
+        ) -> Awaitable[GCRAResult]: ...
+        def gcra_limit_all(
+            self, limits: Sequence[LimitSpec], count: int = 1
+        ) -> Awaitable[GCRALimitAllResult]: ...
+        def gcra_refund(
             self, key: KeyT, period_ms: int, burst: int, count: int = 1
         ) -> Awaitable[GCRAResult]: ...
         def gcra_reset(self, *keys: KeyT) -> Awaitable[int]: ...

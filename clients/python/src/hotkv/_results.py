@@ -14,6 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = [
     "GCRAResult",
+    "GCRALimitSpec",
+    "GCRALimitAllResult",
     "ThrottleResult",
     "RateLimitResult",
     "RateLimitStats",
@@ -75,6 +77,49 @@ class GCRAResult:
     def reset_after(self) -> timedelta:
         """The time until a full burst is available again."""
         return timedelta(milliseconds=self.reset_after_ms)
+
+
+@dataclass(frozen=True)
+class GCRALimitSpec:
+    """One limit of :meth:`~hotkv.HotKVCommands.gcra_limit_all`: a key with its own period and
+    burst, as GCRA.LIMIT takes them. A plain ``(key, period_ms, burst)`` tuple works too."""
+
+    key: Any
+    """The GCRA state key (str or bytes)."""
+    period_ms: int
+    """The limit's period in milliseconds."""
+    burst: int
+    """The units allowed per period."""
+
+
+@dataclass(frozen=True)
+class GCRALimitAllResult:
+    """The reply of GCRA.LIMITALL: ``[denied, retry_after_ms, <GCRA.LIMIT reply of each
+    limit>...]``."""
+
+    denied: bool
+    """True when at least one limit refused the request; then nothing was recorded anywhere."""
+    retry_after_ms: int
+    """-1 when admitted; when denied, the largest wait among the denying limits, or -1 when
+    one of them can never allow the count (count > its burst)."""
+    limits: Tuple[GCRAResult, ...]
+    """Each limit's GCRA.LIMIT reply, in the order the limits were given. When the request
+    was denied they say what each limit would have answered; none was recorded."""
+
+    @property
+    def allowed(self) -> bool:
+        """``not denied``, for readability at call sites."""
+        return not self.denied
+
+    @property
+    def too_large(self) -> bool:
+        """A request that can never be admitted: its count exceeds a limit's burst."""
+        return self.denied and self.retry_after_ms < 0
+
+    @property
+    def retry_after(self) -> timedelta:
+        """0 when admitted, the wait when denied, negative (-1 ms) when it can never pass."""
+        return _ms(self.retry_after_ms, not self.denied)
 
 
 @dataclass(frozen=True)
@@ -215,6 +260,21 @@ def parse_gcra(response: Any, **options: Any) -> GCRAResult:
     """Response callback for GCRA.LIMIT and GCRA.PEEK."""
     d, lim, rem, retry, reset = _five("GCRA", response)
     return GCRAResult(d != 0, lim, rem, retry, reset)
+
+
+def parse_gcra_all(response: Any, **options: Any) -> GCRALimitAllResult:
+    """Response callback for GCRA.LIMITALL."""
+    bad = ReplyError(
+        f"hotkv: GCRA.LIMITALL: expected [denied, retry, 5-integer arrays...], got {response!r}"
+    )
+    if not isinstance(response, (list, tuple)) or len(response) < 3:
+        raise bad
+    denied, retry = response[0], response[1]
+    for v in (denied, retry):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise bad
+    limits = tuple(parse_gcra(r) for r in response[2:])
+    return GCRALimitAllResult(denied != 0, retry, limits)
 
 
 def parse_throttle(response: Any, **options: Any) -> ThrottleResult:

@@ -8,13 +8,16 @@ from typing import List
 import hotkv
 import hotkv.asyncio
 import hotkv.cluster
-from hotkv import GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult
+from hotkv import GCRALimitAllResult, GCRALimitSpec, GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult
 
 
 def sync(client: hotkv.HotKV) -> None:
     g: GCRAResult = client.gcra_limit("k", 60000, 10)
     p: GCRAResult = client.gcra_peek("k", 60000, 10, 2)
     n: int = client.gcra_reset("k", "j")
+    la: GCRALimitAllResult = client.gcra_limit_all([GCRALimitSpec("{u}s", 1000, 5), ("{u}d", 86400000, 100)])
+    rf: GCRAResult = client.gcra_refund("k", 60000, 10)
+    print(la.limits[0].remaining, la.retry_after, rf)
     t: ThrottleResult = client.cl_throttle("k", 4, 1, 1)
     ok: bool = client.ratelimit_create("api", 100, 60000, algo="token_bucket", refill=0.5)
     c: RateLimitResult = client.ratelimit_check("api", "user:42", cost=1)
@@ -28,10 +31,14 @@ def sync(client: hotkv.HotKV) -> None:
 async def asynchronous(client: hotkv.asyncio.HotKV) -> None:
     g: GCRAResult = await client.gcra_limit("k", 60000, 10)
     c: RateLimitResult = await client.ratelimit_check("api", "user:42")
+    la: GCRALimitAllResult = await client.gcra_limit_all([("{u}s", 1000, 5)], count=2)
+    rf: GCRAResult = await client.gcra_refund("k", 60000, 10, 2)
+    print(la, rf)
     names: List[str] = await client.ratelimit_list()
     print(g, c, names)
 
 
 def cluster(client: hotkv.cluster.HotKVCluster) -> None:
     g: GCRAResult = client.gcra_limit("rl:{u}:s", 1000, 5)
-    print(g)
+    la: GCRALimitAllResult = client.gcra_limit_all([GCRALimitSpec("rl:{u}:s", 1000, 5)])
+    print(g, la)

@@ -1,9 +1,11 @@
 package io.hotkv.client;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
- * GCRA rate limiting ({@code GCRA.LIMIT}, {@code GCRA.PEEK}, {@code GCRA.RESET}) and its
+ * GCRA rate limiting ({@code GCRA.LIMIT}, {@code GCRA.PEEK}, {@code GCRA.LIMITALL}, {@code
+ * GCRA.REFUND}, {@code GCRA.RESET}) and its
  * redis-cell compatible form ({@code CL.THROTTLE}), from {@link HotKV#gcra()}. These need no setup
  * and are available on every plan: each key holds its own limiter state and expires by itself.
  *
@@ -67,6 +69,57 @@ public final class Gcra {
   /** {@link #peek(String, long, long, long)} with the period as a Duration. */
   public GcraResult peek(String key, Duration period, long burst, long count) {
     return peek(key, HotKVCommands.millis(period), burst, count);
+  }
+
+  /** {@link #limitAll(List, long)} for a request of one unit. */
+  public GcraLimitAllResult limitAll(List<GcraLimitSpec> limits) {
+    return limitAll(limits, 1);
+  }
+
+  /** {@link #limitAll(List, long)} for a request of one unit, limits as arguments. */
+  public GcraLimitAllResult limitAll(GcraLimitSpec... limits) {
+    return limitAll(List.of(limits), 1);
+  }
+
+  /**
+   * {@code GCRA.LIMITALL numlimits key period burst ... COUNT count}: a request of {@code count}
+   * units checked against several limits at once (per user and per organisation, per second and
+   * per day). It is admitted only if every limit allows it, and then recorded in every key as
+   * {@link #limit(String, long, long, long)} would; if any limit denies, nothing is recorded. Two
+   * {@code limit} calls cannot do this: the first spends its unit even when the second denies.
+   *
+   * <p>The server accepts 1 to 256 limits; a key listed twice is charged twice. In a cluster all
+   * keys must hash to one slot (use a hash tag such as {@code {user42}}).
+   */
+  public GcraLimitAllResult limitAll(List<GcraLimitSpec> limits, long count) {
+    return client.execute(HotKVCommands.gcraLimitAll(limits, count));
+  }
+
+  /** {@link #refund(String, long, long, long)} of one unit. */
+  public GcraResult refund(String key, long periodMillis, long burst) {
+    return refund(key, periodMillis, burst, 1);
+  }
+
+  /**
+   * {@code GCRA.REFUND key periodMillis burst count}: gives {@code count} units back, for "charge
+   * only on success" flows ({@code limit} before the work, {@code refund} when the work should not
+   * have counted: it failed, it was served from cache). Use the limit's period and burst. The
+   * refund never goes beyond a full burst; an absent or full key is left alone, and a key that
+   * becomes full is deleted. The reply has {@code denied} false; {@code remaining} and {@code
+   * resetAfterMillis} describe the key after the refund.
+   */
+  public GcraResult refund(String key, long periodMillis, long burst, long count) {
+    return client.execute(HotKVCommands.gcraRefund(key, periodMillis, burst, count));
+  }
+
+  /** {@link #refund(String, long, long)} with the period as a Duration. */
+  public GcraResult refund(String key, Duration period, long burst) {
+    return refund(key, HotKVCommands.millis(period), burst, 1);
+  }
+
+  /** {@link #refund(String, long, long, long)} with the period as a Duration. */
+  public GcraResult refund(String key, Duration period, long burst, long count) {
+    return refund(key, HotKVCommands.millis(period), burst, count);
   }
 
   /**

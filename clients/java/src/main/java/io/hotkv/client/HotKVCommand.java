@@ -16,6 +16,10 @@ public enum HotKVCommand implements ProtocolCommand {
   GCRA_LIMIT("GCRA.LIMIT"),
   /** {@code GCRA.PEEK key period_ms burst [count]}. */
   GCRA_PEEK("GCRA.PEEK"),
+  /** {@code GCRA.LIMITALL numlimits key period_ms burst [key period_ms burst ...] [COUNT count]}. */
+  GCRA_LIMITALL("GCRA.LIMITALL"),
+  /** {@code GCRA.REFUND key period_ms burst [count]}. */
+  GCRA_REFUND("GCRA.REFUND"),
   /** {@code GCRA.RESET key [key ...]}. */
   GCRA_RESET("GCRA.RESET"),
   /** {@code CL.THROTTLE key max_burst count_per_period period_s [quantity]}. */

@@ -69,6 +69,31 @@ public final class HotKVCommands {
   }
 
   /**
+   * {@code GCRA.LIMITALL numlimits key period_ms burst ... COUNT count}: the request of {@code
+   * count} units is admitted only if every limit allows it, and is then recorded in every key as
+   * {@link #gcraLimit} would; if any limit denies, nothing is recorded. Every limit's key is
+   * marked as a key, so a cluster client routes by them (they must share one slot).
+   */
+  public static CommandObject<GcraLimitAllResult> gcraLimitAll(List<GcraLimitSpec> limits, long count) {
+    CommandArguments a = args(HotKVCommand.GCRA_LIMITALL).add(limits.size());
+    for (GcraLimitSpec l : limits) {
+      a.key(l.key()).add(l.periodMillis()).add(l.burst());
+    }
+    return new CommandObject<>(a.add("COUNT").add(count), Results.GCRA_ALL);
+  }
+
+  /**
+   * {@code GCRA.REFUND key period_ms burst count}: gives {@code count} units back to a GCRA key,
+   * never beyond a full burst; the reply is shaped like {@link #gcraLimit}'s, with denied false.
+   */
+  public static CommandObject<GcraResult> gcraRefund(
+      String key, long periodMillis, long burst, long count) {
+    return new CommandObject<>(
+        args(HotKVCommand.GCRA_REFUND).key(key).add(periodMillis).add(burst).add(count),
+        Results.GCRA);
+  }
+
+  /**
    * {@code GCRA.RESET key [key ...]}: deletes GCRA (and CL.THROTTLE) state; the reply is how many
    * of the listed keys existed. In a cluster all keys must hash to one slot.
    */

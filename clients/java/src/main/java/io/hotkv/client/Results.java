@@ -71,6 +71,25 @@ final class Results {
         }
       };
 
+  static final Builder<GcraLimitAllResult> GCRA_ALL =
+      new Builder<>() {
+        @Override
+        public GcraLimitAllResult build(Object data) {
+          if (!(data instanceof List<?> list)
+              || list.size() < 3
+              || !(list.get(0) instanceof Long denied)
+              || !(list.get(1) instanceof Long retry)) {
+            throw unexpected("GCRA.LIMITALL", data);
+          }
+          List<GcraResult> limits = new ArrayList<>(list.size() - 2);
+          for (Object o : list.subList(2, list.size())) {
+            long[] v = fiveInts("GCRA.LIMITALL", o);
+            limits.add(new GcraResult(v[0] != 0, v[1], v[2], v[3], v[4]));
+          }
+          return new GcraLimitAllResult(denied != 0, retry, limits);
+        }
+      };
+
   static final Builder<ThrottleResult> THROTTLE =
       new Builder<>() {
         @Override

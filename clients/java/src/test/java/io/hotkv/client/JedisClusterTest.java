@@ -148,6 +148,35 @@ class JedisClusterTest {
       }
       assertEquals(burst, allowed, "admissions on " + key + " (shard s" + s + ")");
     }
+
+    // GCRA.LIMITALL routes by its keys: two limits under one hash tag in each shard, all or
+    // nothing (the tighter limit of 2 stops the third request, which records nothing), and
+    // GCRA.REFUND gives a unit back on the same shard.
+    for (int s = 1; s <= ShardedCluster.SHARDS; s++) {
+      String tag = "{" + ShardedCluster.keyInShard("jc:all:", s) + "}";
+      GcraLimitSpec wide = new GcraLimitSpec(tag + ":hour", 3_600_000, 10);
+      GcraLimitSpec tight = new GcraLimitSpec(tag + ":min", 60_000, 2);
+      assertTrue(hotkv.gcra().limitAll(wide, tight).allowed());
+      GcraLimitAllResult second = hotkv.gcra().limitAll(wide, tight);
+      assertTrue(second.allowed());
+      assertEquals(8, second.limits().get(0).remaining());
+      GcraLimitAllResult third = hotkv.gcra().limitAll(wide, tight);
+      assertTrue(third.denied() && third.retryAfterMillis() > 0, "denied by the tight limit: " + third);
+      assertEquals(7, third.limits().get(0).remaining(), "what the wide limit would have left");
+      assertEquals(1, hotkv.gcra().refund(tight.key(), 60_000, 2).remaining());
+      assertTrue(hotkv.gcra().limitAll(wide, tight).allowed());
+      // Three admissions recorded; PEEK also counts the unit its request would use.
+      assertEquals(6, hotkv.gcra().peek(wide.key(), 3_600_000, 10).remaining());
+      try (Jedis direct = cluster.direct(cluster.leaderOf(s))) {
+        assertEquals(2L, direct.exists(wide.key(), tight.key()), "both keys on shard s" + s + "'s leader");
+      }
+    }
+    // Keys in different shards: Jedis refuses the command before sending it.
+    JedisClusterOperationException limitAllRefused =
+        assertThrows(
+            JedisClusterOperationException.class,
+            () -> hotkv.gcra().limitAll(new GcraLimitSpec(a, 1000, 1), new GcraLimitSpec(b, 1000, 1)));
+    assertEquals("Cannot get connection for command with multiple hash slots", limitAllRefused.getMessage());
   }
 
   @Test
