@@ -620,3 +620,32 @@ func KeysSlot(cmd *Command, args [][]byte) (slot int, cross bool) {
 	}
 	return slot, false
 }
+
+// EffectKeys returns the keys a journaled effect (a command line, store.Effect) writes, for a
+// slot move that tracks what changes while it copies (internal/server/migrate.go). wide is
+// set for an effect that may change keys it does not name (FLUSHALL, FLUSHDB, SWAPDB) or that
+// is not in the table: the caller must then assume anything changed.
+func (t *Table) EffectKeys(args [][]byte) (keys [][]byte, wide bool) {
+	if len(args) == 0 {
+		return nil, false
+	}
+	cmd := t.Lookup(args[0])
+	if cmd == nil {
+		return nil, true
+	}
+	if len(cmd.Subcommands) > 0 && len(args) > 1 {
+		if sub := cmd.subByName[strings.ToLower(string(args[1]))]; sub != nil {
+			cmd = sub
+		}
+	}
+	switch cmd.Name {
+	case "flushall", "flushdb", "swapdb":
+		return nil, true
+	}
+	for _, i := range cmd.KeyIndexes(args) {
+		if i < len(args) {
+			keys = append(keys, args[i])
+		}
+	}
+	return keys, false
+}

@@ -16,7 +16,7 @@ type ClusterAdmin interface {
 	ClusterXMap() ([]byte, error)
 	ClusterXStatus() ([][2]string, error)
 	ClusterXMigrate(r cluster.Range, to string) error
-	ClusterXImporting(mig uint64) (start, end int, err error)
+	ClusterXImporting(mig uint64, keep bool) (start, end int, err error)
 	ClusterXRebalance() (int, error)
 }
 
@@ -73,7 +73,7 @@ func clusterxCommands() []*Command {
 			sub("rebalance", 2, "O(N) where N is the number of slot ranges", "",
 				"Spreads the slots evenly over the shards (assignments and moves)", clusterxRebalance),
 			sub("migrate", 5, "O(1)", "start-slot end-slot shard", "Starts moving slots to another shard", clusterxMigrate),
-			sub("importing", 3, "O(N) where N is the number of keys in the slots", "migration-id",
+			sub("importing", -3, "O(N) where N is the number of keys in the slots", "migration-id [KEEP]",
 				"Prepares this connection to stream a slot move into this shard (internal)", clusterxImporting),
 			help, mp, st,
 		}}}
@@ -180,7 +180,15 @@ func clusterxImporting(c *Ctx) {
 		c.Error(ErrNotInt)
 		return
 	}
-	start, end, err := ca.ClusterXImporting(uint64(mig))
+	keep := false
+	switch {
+	case len(c.Args) == 4 && EqualFold(c.Args[3], "keep"):
+		keep = true
+	case len(c.Args) > 3:
+		c.Error(ErrSyntax)
+		return
+	}
+	start, end, err := ca.ClusterXImporting(uint64(mig), keep)
 	if err == nil {
 		c.Client.Importing.Mig, c.Client.Importing.Start, c.Client.Importing.End = uint64(mig), start, end
 	}

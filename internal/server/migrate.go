@@ -56,6 +56,9 @@ type slotsEntry struct {
 	Op    string        `json:"op"`
 	Mig   uint64        `json:"mig"`
 	Slots cluster.Range `json:"slots"`
+	// Nonce is the proposing leadership's (replState.nonce): that leader deletes the keys of
+	// a drop or clear itself, and its apply goroutine skips the deletion (proposeSlots).
+	Nonce uint64 `json:"nonce,omitempty"`
 }
 
 // fenceState is a shard's fences: the replicated ones (FSM state, in the Raft snapshots) and
@@ -127,6 +130,9 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 		return
 	}
 	f := &sh.fence
+	// The proposing leader deletes the keys itself (proposeSlots): its apply goroutine must not
+	// wait for shard locks, which a leader snapshot holds while it waits for this goroutine.
+	own := e.Nonce != 0 && e.Nonce == sh.s.repl.nonceA.Load()
 	switch e.Op {
 	case "fence":
 		f.mu.Lock()
@@ -140,7 +146,10 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 		f.publish()
 		f.mu.Unlock()
 	case "drop":
-		n := sh.dropSlots(e.Slots)
+		n := 0
+		if !own {
+			n = sh.dropSlots(e.Slots)
+		}
 		f.mu.Lock()
 		for i := range f.fences {
 			if f.fences[i].Mig == e.Mig {
@@ -148,9 +157,14 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 			}
 		}
 		f.mu.Unlock()
-		sh.s.log.Info("Dropped the keys of slots moved to another shard", "slots", e.Slots.String(), "keys", n)
+		if !own {
+			sh.s.log.Info("Dropped the keys of slots moved to another shard", "slots", e.Slots.String(), "keys", n)
+		}
 	case "clear":
-		n := sh.dropSlots(e.Slots)
+		n := 0
+		if !own {
+			n = sh.dropSlots(e.Slots)
+		}
 		f.mu.Lock()
 		var kept []slotFence
 		for _, fc := range f.fences {
@@ -203,14 +217,30 @@ func (sh *shardState) dropSlots(r cluster.Range) int {
 }
 
 // proposeSlots logs a slots entry in this node's data group (it must lead) and waits until it
-// is applied here.
+// is applied here. For a drop or a clear, the leader then deletes the slots' keys itself,
+// with the world held shared from before the proposal: a leader snapshot (which stops the
+// world) then sees either none of the deletion or all of it, and the apply goroutine, which
+// skips the entry's deletion here (applySlots), never waits for the shard locks such a
+// snapshot holds while it waits for that goroutine.
 func (sh *shardState) proposeSlots(e slotsEntry) error {
-	node := sh.s.repl.getNode()
+	r := sh.s.repl
+	node := r.getNode()
 	if node == nil {
 		return errors.New("the Raft node is rebuilding")
 	}
+	r.world.RLock()
+	defer r.world.RUnlock()
+	e.Nonce = r.nonceA.Load()
 	b, _ := json.Marshal(e)
-	return node.Raft.Apply(append([]byte{entrySlots}, b...), 10*time.Second).Error()
+	if err := node.Raft.Apply(append([]byte{entrySlots}, b...), 10*time.Second).Error(); err != nil {
+		return err
+	}
+	if e.Op == "drop" || e.Op == "clear" {
+		if n := sh.dropSlots(e.Slots); e.Op == "drop" || n > 0 {
+			sh.s.log.Info("Deleted the keys of slots leaving or entering this shard", "op", e.Op, "slots", e.Slots.String(), "keys", n)
+		}
+	}
+	return nil
 }
 
 // migrator drives the migrations away from this shard while this node serves as its leader,
@@ -262,7 +292,21 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 	for _, fc := range sh.fenceList() {
 		fenced = fenced || fc.Mig == mg.ID
 	}
-	if !fenced {
+	var keys, limiters int
+	var err error
+	if fenced {
+		// A retry, or a new leader of the source: the range is fenced already, and what
+		// changed in it since a first copy is unknown here. Copy all of it.
+		if keys, limiters, err = sh.copySlots(mg, nil, true); err != nil {
+			return err
+		}
+	} else {
+		// Pre-copy with the range still served, tracking what changes meanwhile.
+		sh.track.start(mg.Slots)
+		if _, _, err = sh.copySlots(mg, nil, true); err != nil {
+			sh.track.stop()
+			return err
+		}
 		// Stop the world for an instant: no command runs on R after this.
 		r.world.Lock()
 		slots := mg.Slots
@@ -271,19 +315,23 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 		r.world.Unlock()
 		for deadline := time.Now().Add(10 * time.Second); r.durable.Load() < target; {
 			if !r.servingA.Load() || time.Now().After(deadline) {
+				sh.track.stop()
 				return errors.New("the writes before the fence did not commit")
 			}
 			time.Sleep(time.Millisecond)
 		}
+		changed, wide := sh.track.stop()
 		if err := sh.proposeSlots(slotsEntry{Op: "fence", Mig: mg.ID, Slots: mg.Slots}); err != nil {
 			return fmt.Errorf("fence: %w", err)
 		}
+		if wide {
+			changed = nil // copy everything again, clearing the target's copy first
+		}
+		if keys, limiters, err = sh.copySlots(mg, changed, wide); err != nil {
+			return err
+		}
 	}
 	sh.setLocalFence(nil)
-	keys, limiters, err := sh.copySlots(mg)
-	if err != nil {
-		return err
-	}
 	if err := sh.apply(&cluster.Op{Kind: "migrated", Mig: mg.ID}); err != nil {
 		return fmt.Errorf("recording the move: %w", err)
 	}
@@ -305,11 +353,74 @@ type moveStats struct {
 	Took           time.Duration
 }
 
+// moveTrack records, while a move pre-copies its range with the range still served, which
+// keys and named limiters of the range the leader's effects change (replState.Append calls
+// note), so that once the range is fenced only those are copied again: the range is then
+// unavailable for the time to copy what changed during the first copy, not the whole range.
+type moveTrack struct {
+	on    atomic.Bool
+	mu    sync.Mutex
+	slots cluster.Range
+	keys  map[trackedKey]struct{}
+	// wide is set by an effect that may change keys it does not name (FLUSHALL, SWAPDB...):
+	// the whole range is copied again.
+	wide bool
+}
+
+// trackedKey is a key of database db, a named limiter (db -1), or a key of any database
+// (db -2: MOVE and COPY write a second database the effect does not carry).
+type trackedKey struct {
+	db   int
+	name string
+}
+
+func (mt *moveTrack) start(r cluster.Range) {
+	mt.mu.Lock()
+	mt.slots, mt.keys, mt.wide = r, map[trackedKey]struct{}{}, false
+	mt.mu.Unlock()
+	mt.on.Store(true)
+}
+
+func (mt *moveTrack) stop() (keys map[trackedKey]struct{}, wide bool) {
+	mt.on.Store(false)
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	keys, wide = mt.keys, mt.wide
+	mt.keys = nil
+	return keys, wide
+}
+
+// note records an effect's keys in the tracked range (called by Append, under its lock).
+func (sh *shardState) note(e store.Effect) {
+	keys, wide := sh.s.table.EffectKeys(e.Args)
+	mt := &sh.track
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	if mt.keys == nil {
+		return
+	}
+	if wide {
+		mt.wide = true
+		return
+	}
+	db := e.DB
+	if len(e.Args) > 0 && (command.EqualFold(e.Args[0], "move") || command.EqualFold(e.Args[0], "copy")) {
+		db = -2
+	}
+	for _, k := range keys {
+		if mt.slots.Contains(replication.KeySlot(k)) {
+			mt.keys[trackedKey{db, string(k)}] = struct{}{}
+		}
+	}
+}
+
 // migratePipeline is how many commands of a move are in flight on the connection.
 const migratePipeline = 1024
 
-// copySlots streams R's keys and limiters to the target shard's leader.
-func (sh *shardState) copySlots(mg cluster.Migration) (keys, limiters int, err error) {
+// copySlots streams R's keys and limiters to the target shard's leader: all of them when
+// only is nil (clear: the target first deletes what it holds in R), else the tracked keys and
+// limiters in only, each copied if it exists here and deleted there if it does not.
+func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct{}, clear bool) (keys, limiters int, err error) {
 	v := sh.fsm.View()
 	var target *cluster.ShardView
 	for i := range v.Shards {
@@ -329,7 +440,11 @@ func (sh *shardState) copySlots(mg cluster.Migration) (keys, limiters int, err e
 		if p, err = sh.s.dialPeer(addr, 10*time.Minute); err != nil {
 			return 0, 0, err
 		}
-		_, err = p.call("CLUSTERX", "IMPORTING", strconv.FormatUint(mg.ID, 10))
+		args := []string{"CLUSTERX", "IMPORTING", strconv.FormatUint(mg.ID, 10)}
+		if !clear {
+			args = append(args, "KEEP")
+		}
+		_, err = p.call(args...)
 		if err == nil {
 			break
 		}
@@ -355,6 +470,13 @@ func (sh *shardState) copySlots(mg cluster.Migration) (keys, limiters int, err e
 	}
 	st := sh.s.store
 	now := sh.s.clock.NowMs()
+	if only != nil {
+		keys, limiters, err = sh.copyTracked(p, only, now)
+		if err != nil {
+			return keys, limiters, fmt.Errorf("copying to %s: %w", addr, err)
+		}
+		return keys, limiters, nil
+	}
 	type item struct {
 		key     string
 		payload []byte
@@ -400,38 +522,14 @@ func (sh *shardState) copySlots(mg cluster.Migration) (keys, limiters int, err e
 			continue
 		}
 		limiters++
-		// A limiter left by an interrupted earlier attempt is replaced (DROP's "not found" is
-		// expected otherwise, so its reply is read apart).
-		for inFlight > 0 {
+		for ; inFlight > 0; inFlight-- {
 			if _, err := p.reply(); err != nil && firstErr == nil {
 				firstErr = err
 			}
-			inFlight--
 		}
-		_, _ = p.call("RATELIMIT.DROP", l.Name)
-		p.send(limiterCreateArgs(l)...)
-		sent()
-		err := l.EachState(now, false, func(key string, tat int64, entries []ratelimit.WindowEntry) {
-			args := []string{"RATELIMIT.SETSTATE", l.Name, key}
-			if entries == nil {
-				args = append(args, "TAT", strconv.FormatInt(tat, 10))
-			} else {
-				args = append(args, "LOG", strconv.Itoa(len(entries)))
-				for _, e := range entries {
-					args = append(args, strconv.FormatInt(e.TS, 10), strconv.FormatInt(e.Units, 10))
-				}
-			}
-			a, dn := l.Totals()
-			args = append(args, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10))
-			p.send(args...)
-			sent()
-		}, nil)
-		if err != nil && firstErr == nil {
+		if err := sendLimiter(p, l, now); err != nil && firstErr == nil {
 			firstErr = err
 		}
-		a, dn := l.Totals()
-		p.send("RATELIMIT.SETSTATE", l.Name, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10))
-		sent()
 	}
 	for ; inFlight > 0; inFlight-- {
 		if _, err := p.reply(); err != nil && firstErr == nil {
@@ -442,6 +540,105 @@ func (sh *shardState) copySlots(mg cluster.Migration) (keys, limiters int, err e
 		return keys, limiters, fmt.Errorf("copying to %s: %w", addr, firstErr)
 	}
 	return keys, limiters, nil
+}
+
+// sendLimiter copies limiter l (definition, every key's state, totals) and waits for the
+// replies. A limiter left by an interrupted earlier attempt is replaced: DROP's "not found"
+// is expected otherwise, so its reply is not an error.
+func sendLimiter(p *peerConn, l *store.Limiter, now int64) error {
+	_, _ = p.call("RATELIMIT.DROP", l.Name)
+	n := 1
+	p.send(limiterCreateArgs(l)...)
+	err := l.EachState(now, false, func(key string, tat int64, entries []ratelimit.WindowEntry) {
+		args := []string{"RATELIMIT.SETSTATE", l.Name, key}
+		if entries == nil {
+			args = append(args, "TAT", strconv.FormatInt(tat, 10))
+		} else {
+			args = append(args, "LOG", strconv.Itoa(len(entries)))
+			for _, e := range entries {
+				args = append(args, strconv.FormatInt(e.TS, 10), strconv.FormatInt(e.Units, 10))
+			}
+		}
+		a, dn := l.Totals()
+		args = append(args, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10))
+		p.send(args...)
+		n++
+	}, nil)
+	a, dn := l.Totals()
+	p.send("RATELIMIT.SETSTATE", l.Name, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10))
+	n++
+	for ; n > 0; n-- {
+		if _, rerr := p.reply(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// copyTracked is copySlots for the keys and limiters tracked during a pre-copy.
+func (sh *shardState) copyTracked(p *peerConn, only map[trackedKey]struct{}, now int64) (keys, limiters int, err error) {
+	st := sh.s.store
+	pending := 0
+	db := 0
+	flush := func() {
+		for ; pending > 0; pending-- {
+			if _, rerr := p.reply(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+	}
+	sendKey := func(dbi int, name string) {
+		if dbi != db {
+			p.send("SELECT", strconv.Itoa(dbi))
+			pending++
+			db = dbi
+		}
+		d := st.DB(dbi).ReadOnlyView() // no lazy expiry here: an expired key is deleted there
+		s := d.ShardFor([]byte(name))
+		s.Lock()
+		var payload []byte
+		var at int64
+		if e := d.Lookup([]byte(name), now); e != nil {
+			payload, at = command.DumpPayload(e), e.ExpireAt()
+		}
+		s.Unlock()
+		if payload != nil {
+			p.send("RESTORE", name, strconv.FormatInt(at, 10), string(payload), "REPLACE", "ABSTTL")
+		} else {
+			p.send("DEL", name)
+		}
+		pending++
+		keys++
+		if pending >= migratePipeline {
+			flush()
+		}
+	}
+	for k := range only {
+		switch {
+		case k.db == -1:
+			flush()
+			limiters++
+			if l := st.Limiters.Get([]byte(k.name)); l != nil {
+				if lerr := sendLimiter(p, l, now); lerr != nil && err == nil {
+					err = lerr
+				}
+			} else {
+				_, _ = p.call("RATELIMIT.DROP", k.name) // "not found" is fine
+			}
+		case k.db == -2:
+			for dbi := 0; dbi < st.NumDBs(); dbi++ {
+				sendKey(dbi, k.name)
+			}
+		case k.db < st.NumDBs():
+			sendKey(k.db, k.name)
+		}
+	}
+	if db != 0 {
+		p.send("SELECT", "0")
+		pending++
+	}
+	flush()
+	return keys, limiters, err
 }
 
 // limiterCreateArgs is the RATELIMIT.CREATE that defines l as it is.
@@ -460,7 +657,7 @@ func limiterCreateArgs(l *store.Limiter) []string {
 
 // importing is CLUSTERX IMPORTING on the target's leader: it clears the migration's slots
 // here (a clear entry in this group's log) and returns them, for the connection to import on.
-func (sh *shardState) importing(mig uint64) (cluster.Range, error) {
+func (sh *shardState) importing(mig uint64, keep bool) (cluster.Range, error) {
 	mg, ok := sh.fsm.View().Migration(mig)
 	if !ok {
 		return cluster.Range{}, fmt.Errorf("no migration %d in progress here", mig)
@@ -475,6 +672,9 @@ func (sh *shardState) importing(mig uint64) (cluster.Range, error) {
 		}
 		return cluster.Range{}, errors.New("CLUSTERDOWN No leader for this shard")
 	}
+	if keep {
+		return mg.Slots, nil // the second stream of a pre-copied move: what changed meanwhile
+	}
 	if err := sh.proposeSlots(slotsEntry{Op: "clear", Mig: mig, Slots: mg.Slots}); err != nil {
 		return cluster.Range{}, err
 	}
@@ -482,12 +682,12 @@ func (sh *shardState) importing(mig uint64) (cluster.Range, error) {
 }
 
 // ClusterXImporting implements command.ClusterAdmin.
-func (s *Server) ClusterXImporting(mig uint64) (start, end int, err error) {
+func (s *Server) ClusterXImporting(mig uint64, keep bool) (start, end int, err error) {
 	sh, err := s.shardsOrErr()
 	if err != nil {
 		return 0, 0, err
 	}
-	rg, err := sh.importing(mig)
+	rg, err := sh.importing(mig, keep)
 	return rg.Start, rg.End, err
 }
 

@@ -233,6 +233,9 @@ func (r *replState) Append(e store.Effect) {
 		r.lastTime = e.Time
 	}
 	r.pending.add(e)
+	if sh := r.s.shards; sh != nil && sh.track.on.Load() {
+		sh.note(e) // a slot move is pre-copying (migrate.go)
+	}
 	if len(e.Args) == 1 {
 		switch {
 		case command.EqualFold(e.Args[0], "multi"):

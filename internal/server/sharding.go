@@ -45,6 +45,7 @@ type shardState struct {
 	stop   chan struct{}
 	// fence is the slots this shard moved (or is moving) away (migrate.go).
 	fence    fenceState
+	track    moveTrack
 	movedMu  sync.Mutex
 	lastMove moveStats
 }
