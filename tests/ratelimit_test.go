@@ -98,7 +98,7 @@ func rlWords(cmd string) []any {
 
 // rlNamedWords are the RATELIMIT subcommand words of the spec's §8.9 shorthand.
 var rlNamedWords = map[string]bool{"CREATE": true, "CHECK": true, "PEEK": true, "RESET": true,
-	"STATS": true, "DROP": true, "LIST": true}
+	"STATS": true, "DROP": true, "LIST": true, "UPDATE": true}
 
 // rlRender renders a go-redis reply as the tables write it.
 func rlRender(v any, err error) string {
@@ -261,6 +261,7 @@ func rlStatsFields(t *testing.T, c *redis.Client, v any, where string) map[strin
 	case "leaky_bucket":
 		order = append(order, "drain_per_sec")
 	}
+	order = append(order, "shadow", "total_shadow_denied") // after the spec's fields
 	if c.Options().Protocol == 3 {
 		slices.Sort(names)
 		order = slices.Sorted(slices.Values(order))
