@@ -1004,11 +1004,19 @@ func TestEffectsOfEachWrite(t *testing.T) {
 	expect(none, "RATELIMIT.PEEK", "sw", "u")
 	expect(none, "RATELIMIT.STATS", "sw")
 	// RATELIMIT.UPDATE: the whole new definition with the instant of the conversion.
-	expect(one("-1: RATELIMIT.UPDATE sw LIMIT 2 WINDOW 1000 SHADOW ON AT "+ms(0)), "RATELIMIT.UPDATE", "sw", "shadow", "on", "limit", 2)
-	expect(none, "RATELIMIT.UPDATE", "sw", "ALGO", "token_bucket")
-	// A shadow denial is a denial: nothing.
-	expect(one("-1: RATELIMIT.SETSTATE sw u LOG 1 "+ms(0)+" 2 TOTALS 2 1"), "RATELIMIT.CHECK", "sw", "u")
-	expect(none, "RATELIMIT.CHECK", "sw", "u")
+	expect(one("-1: RATELIMIT.CREATE su 1 1000"), "RATELIMIT.CREATE", "su", 1, 1000)
+	expect(one("-1: RATELIMIT.SETSTATE su u LOG 1 "+ms(0)+" 1 TOTALS 1 0"), "RATELIMIT.CHECK", "su", "u")
+	expect(one("-1: RATELIMIT.UPDATE su LIMIT 2 WINDOW 1000 SHADOW ON AT "+ms(0)), "RATELIMIT.UPDATE", "su", "shadow", "on", "limit", 2)
+	expect(one("-1: RATELIMIT.UPDATE su LIMIT 2 WINDOW 1000 SHADOW ON AT 5"), "RATELIMIT.UPDATE", "su", "AT", 5)
+	expect(none, "RATELIMIT.UPDATE", "su", "ALGO", "token_bucket")
+	expect(one("-1: RATELIMIT.CREATE tu 2 1000 ALGO token_bucket REFILL 4"), "RATELIMIT.CREATE", "tu", 2, 1000, "ALGO", "token_bucket", "REFILL", 4)
+	expect(one("-1: RATELIMIT.UPDATE tu LIMIT 3 WINDOW 1000 REFILL 4 SHADOW OFF AT "+ms(0)), "RATELIMIT.UPDATE", "tu", "LIMIT", 3)
+	// A shadow denial is a denial: nothing, until the next effect carries the totals, then
+	// total_shadow_denied too.
+	expect(one("-1: RATELIMIT.SETSTATE su u LOG 1 "+ms(0)+" 2 TOTALS 2 0"), "RATELIMIT.CHECK", "su", "u")
+	expect(none, "RATELIMIT.CHECK", "su", "u")
+	expect(one("-1: RATELIMIT.SETSTATE su v LOG 1 "+ms(0)+" 1 TOTALS 3 1 1"), "RATELIMIT.CHECK", "su", "v")
+	expect(one("-1: RATELIMIT.DROP su"), "RATELIMIT.DROP", "su")
 
 	// Transactions: one block for several effects, none for a discarded or aborted one.
 	run := func(cmds ...[]any) {
