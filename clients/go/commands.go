@@ -156,11 +156,11 @@ type RateLimitOptions struct {
 // "ERR invalid rate: must be a positive number".
 func formatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
-// RateLimitCreate runs RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r] and
+// RateLimitCreate runs RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r] [SHADOW] and
 // replies OK. window is sent in whole milliseconds (truncated; the server accepts 1 ms to
 // 10^12 ms). Creating a name that exists fails with "ERR limiter already exists or limit
 // reached", even with identical settings, so applications that create their limiters at
-// start-up may ignore that error. There is no ALTER: drop and create again.
+// start-up may ignore that error. To change a limiter in place, keeping its state, use RateLimitUpdate.
 func (c Commands) RateLimitCreate(ctx context.Context, name string, limit int64, window time.Duration, opts *RateLimitOptions) *redis.StatusCmd {
 	args := []any{"ratelimit.create", name, limit, durationMs(window)}
 	if opts != nil {
