@@ -52,7 +52,7 @@ var effectCommands = map[string]bool{
 	"SETBIT": true, "BITOP": true, "BITFIELD": true, "RENAME": true, "RENAMENX": true,
 	"COPY": true, "MOVE": true, "PERSIST": true, "PEXPIREAT": true, "FLUSHDB": true,
 	"FLUSHALL": true, "SWAPDB": true, "MULTI": true, "EXEC": true,
-	"RATELIMIT.CREATE": true, "RATELIMIT.SETSTATE": true, "RATELIMIT.RESET": true, "RATELIMIT.DROP": true,
+	"RATELIMIT.CREATE": true, "RATELIMIT.UPDATE": true, "RATELIMIT.SETSTATE": true, "RATELIMIT.RESET": true, "RATELIMIT.DROP": true,
 	"HSET": true, "HMSET": true, "HDEL": true, "HINCRBY": true, "HPEXPIREAT": true, "HPERSIST": true,
 	"SADD": true, "SREM": true, "SMOVE": true, "SINTERSTORE": true, "SUNIONSTORE": true, "SDIFFSTORE": true,
 	"ZADD": true, "ZREM": true, "ZREMRANGEBYRANK": true, "ZREMRANGEBYSCORE": true, "ZREMRANGEBYLEX": true,
@@ -399,8 +399,26 @@ func (w *workload) command(inMulti bool) []any {
 		case 36:
 			return []any{"RATELIMIT.RESET", w.pick("sw", "tb", "lb"), w.pick("u", "v")}
 		case 37:
-			if w.rng.IntN(5) == 0 {
+			switch w.rng.IntN(10) {
+			case 0, 1:
 				return []any{"RATELIMIT.DROP", w.pick("sw", "tb", "lb")}
+			case 2, 3, 4:
+				// In place: the bucket conversion depends on the time, so its effect must
+				// carry AT (the replay below would diverge otherwise).
+				cmd := []any{"RATELIMIT.UPDATE", w.pick("sw", "tb", "lb")}
+				if w.rng.IntN(2) == 0 {
+					cmd = append(cmd, "LIMIT", w.n(1, 6))
+				}
+				if w.rng.IntN(2) == 0 {
+					cmd = append(cmd, "WINDOW", w.pick("500", "2000", "5000"))
+				}
+				if cmd[1] == "tb" && w.rng.IntN(2) == 0 {
+					cmd = append(cmd, "REFILL", w.pick("3", "0.7"))
+				}
+				if len(cmd) == 2 || w.rng.IntN(3) == 0 {
+					cmd = append(cmd, "SHADOW", w.pick("on", "off"))
+				}
+				return cmd
 			}
 		case 38:
 			return []any{w.pick("GET", "EXISTS", "TTL", "STRLEN", "TYPE"), k}
@@ -786,11 +804,12 @@ func replayWorkload(t *testing.T, seed uint64, ops int) {
 	for name, sa := range la {
 		sb := lb[name]
 		require.NotNil(t, sb, name)
-		for _, f := range []string{"algo", "limit", "window_ms", "total_allowed", "refill_per_sec", "drain_per_sec"} {
+		for _, f := range []string{"algo", "limit", "window_ms", "total_allowed", "refill_per_sec", "drain_per_sec", "shadow"} {
 			require.Equal(t, sa[f], sb[f], "%s %s", name, f)
 		}
 		// Denials journal nothing: total_denied travels only with the next effect (spec §10).
 		require.LessOrEqual(t, sb["total_denied"].(int64), sa["total_denied"].(int64), name)
+		require.LessOrEqual(t, sb["total_shadow_denied"].(int64), sa["total_shadow_denied"].(int64), name)
 	}
 	// At one and the same time, both report the same limiter state.
 	require.NoError(t, cb.Do(ctx, "DEBUG", "CLOCK", "SET", w.now).Err())
@@ -984,6 +1003,20 @@ func TestEffectsOfEachWrite(t *testing.T) {
 	expect(none, "RATELIMIT.CHECK", "sw", "u")
 	expect(none, "RATELIMIT.PEEK", "sw", "u")
 	expect(none, "RATELIMIT.STATS", "sw")
+	// RATELIMIT.UPDATE: the whole new definition with the instant of the conversion.
+	expect(one("-1: RATELIMIT.CREATE su 1 1000"), "RATELIMIT.CREATE", "su", 1, 1000)
+	expect(one("-1: RATELIMIT.SETSTATE su u LOG 1 "+ms(0)+" 1 TOTALS 1 0"), "RATELIMIT.CHECK", "su", "u")
+	expect(one("-1: RATELIMIT.UPDATE su LIMIT 2 WINDOW 1000 SHADOW ON AT "+ms(0)), "RATELIMIT.UPDATE", "su", "shadow", "on", "limit", 2)
+	expect(one("-1: RATELIMIT.UPDATE su LIMIT 2 WINDOW 1000 SHADOW ON AT 5"), "RATELIMIT.UPDATE", "su", "AT", 5)
+	expect(none, "RATELIMIT.UPDATE", "su", "ALGO", "token_bucket")
+	expect(one("-1: RATELIMIT.CREATE tu 2 1000 ALGO token_bucket REFILL 4"), "RATELIMIT.CREATE", "tu", 2, 1000, "ALGO", "token_bucket", "REFILL", 4)
+	expect(one("-1: RATELIMIT.UPDATE tu LIMIT 3 WINDOW 1000 REFILL 4 SHADOW OFF AT "+ms(0)), "RATELIMIT.UPDATE", "tu", "LIMIT", 3)
+	// A shadow denial is a denial: nothing, until the next effect carries the totals, then
+	// total_shadow_denied too.
+	expect(one("-1: RATELIMIT.SETSTATE su u LOG 1 "+ms(0)+" 2 TOTALS 2 0"), "RATELIMIT.CHECK", "su", "u")
+	expect(none, "RATELIMIT.CHECK", "su", "u")
+	expect(one("-1: RATELIMIT.SETSTATE su v LOG 1 "+ms(0)+" 1 TOTALS 3 1 1"), "RATELIMIT.CHECK", "su", "v")
+	expect(one("-1: RATELIMIT.DROP su"), "RATELIMIT.DROP", "su")
 
 	// Transactions: one block for several effects, none for a discarded or aborted one.
 	run := func(cmds ...[]any) {

@@ -130,7 +130,10 @@ func TestSetStateRejectsMalformedEffects(t *testing.T) {
 		}
 		require.EqualError(t, c.Do(ctx, "RATELIMIT.SETSTATE", "nope", "u", "TAT", 5, "TOTALS", 0, 0).Err(), "ERR limiter not found")
 		require.EqualError(t, c.Do(ctx, "RATELIMIT.SETSTATE", "sw", "TOTALS", -1, 0).Err(), "ERR value is not an integer or out of range")
-		for _, args := range [][]any{{"RATELIMIT.SETSTATE", "sw", "TOTALS", 0}, {"RATELIMIT.SETSTATE", "sw", "TOTALS", 0, 0, 0},
+		// The totals-only form takes an optional third total, total_shadow_denied.
+		require.EqualError(t, c.Do(ctx, "RATELIMIT.SETSTATE", "sw", "TOTALS", 0, 0, -1).Err(), "ERR value is not an integer or out of range")
+		require.EqualError(t, c.Do(ctx, "RATELIMIT.SETSTATE", "sw", "u", "LOG", 1, 5, 1, "TOTALS", 0, 0, 0, 0).Err(), "ERR syntax error")
+		for _, args := range [][]any{{"RATELIMIT.SETSTATE", "sw", "TOTALS", 0}, {"RATELIMIT.SETSTATE", "sw", "TOTALS", 0, 0, 0, 0},
 			{"RATELIMIT.SETSTATE", "sw", "u", "LOG", 0, "TOTALS", 0}} {
 			require.EqualError(t, c.Do(ctx, args...).Err(), "ERR wrong number of arguments for 'ratelimit.setstate' command", "%v", args)
 		}

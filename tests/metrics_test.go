@@ -199,6 +199,9 @@ func TestMetricsCountTraffic(t *testing.T) {
 				{[]any{"RATELIMIT.CHECK", "tb", "x"}, "[1,1,0,2,0]"},
 				{[]any{"RATELIMIT.CHECK", "tb", "x"}, "[1,0,0,2,1]"},
 				{[]any{"RATELIMIT.CHECK", "tb", "x"}, "[0,0,500,2,2]"},
+				// Shadow mode: the same denial, let through and counted apart.
+				{[]any{"RATELIMIT.UPDATE", "tb", "SHADOW", "on"}, "OK"},
+				{[]any{"RATELIMIT.CHECK", "tb", "x", "COST", 2}, "[1,0,1000,2,2]"},
 				// GCRA.LIMIT: 2 allowed, 2 denied (one larger than the burst); PEEK decides nothing.
 				{[]any{"GCRA.LIMIT", "g", 1000, 2}, "[0,2,1,-1,500]"},
 				{[]any{"GCRA.LIMIT", "g", 1000, 2}, "[0,2,0,-1,1000]"},
@@ -230,7 +233,9 @@ func TestMetricsCountTraffic(t *testing.T) {
 			requireMetric(t, fams, 13, "hotkv_ratelimit_denied_units_total", "limiter=api")
 			requireMetric(t, fams, 2, "hotkv_ratelimit_keys", "limiter=api")
 			requireMetric(t, fams, 2, "hotkv_ratelimit_allowed_units_total", "limiter=tb", "algo=token_bucket")
-			requireMetric(t, fams, 1, "hotkv_ratelimit_denied_units_total", "limiter=tb")
+			requireMetric(t, fams, 3, "hotkv_ratelimit_denied_units_total", "limiter=tb")
+			requireMetric(t, fams, 2, "hotkv_ratelimit_shadow_denied_units_total", "limiter=tb")
+			requireMetric(t, fams, 0, "hotkv_ratelimit_shadow_denied_units_total", "limiter=api")
 			requireMetric(t, fams, 1, "hotkv_ratelimit_keys", "limiter=tb")
 			requireMetric(t, fams, 2, "hotkv_ratelimit_limiters")
 			for _, name := range []string{"api", "tb"} {
@@ -240,6 +245,7 @@ func TestMetricsCountTraffic(t *testing.T) {
 				requireMetric(t, fams, float64(m["total_allowed"]), "hotkv_ratelimit_allowed_units_total", "limiter="+name)
 				requireMetric(t, fams, float64(m["total_denied"]), "hotkv_ratelimit_denied_units_total", "limiter="+name)
 				requireMetric(t, fams, float64(m["unique_keys"]), "hotkv_ratelimit_keys", "limiter="+name)
+				requireMetric(t, fams, float64(m["total_shadow_denied"]), "hotkv_ratelimit_shadow_denied_units_total", "limiter="+name)
 			}
 			// GCRA decisions.
 			requireMetric(t, fams, 2, "hotkv_gcra_requests_total", "command=gcra.limit", "result=allowed")
@@ -249,7 +255,7 @@ func TestMetricsCountTraffic(t *testing.T) {
 
 			// Per-command counters, as sent and as INFO commandstats reports them.
 			calls := map[string]float64{"set": 1, "get": 2, "incr": 1, "gcra.limit": 5, "gcra.peek": 1,
-				"cl.throttle": 4, "ratelimit.check": 7, "ratelimit.create": 2, "ratelimit.peek": 1}
+				"cl.throttle": 4, "ratelimit.check": 8, "ratelimit.create": 2, "ratelimit.peek": 1, "ratelimit.update": 1}
 			for cmd, n := range calls {
 				requireMetric(t, fams, n, "redis_commands_total", "cmd="+cmd)
 				// Every executed call is in the command's latency histogram too.

@@ -98,7 +98,7 @@ func rlWords(cmd string) []any {
 
 // rlNamedWords are the RATELIMIT subcommand words of the spec's §8.9 shorthand.
 var rlNamedWords = map[string]bool{"CREATE": true, "CHECK": true, "PEEK": true, "RESET": true,
-	"STATS": true, "DROP": true, "LIST": true}
+	"STATS": true, "DROP": true, "LIST": true, "UPDATE": true}
 
 // rlRender renders a go-redis reply as the tables write it.
 func rlRender(v any, err error) string {
@@ -261,6 +261,7 @@ func rlStatsFields(t *testing.T, c *redis.Client, v any, where string) map[strin
 	case "leaky_bucket":
 		order = append(order, "drain_per_sec")
 	}
+	order = append(order, "shadow", "total_shadow_denied") // after the spec's fields
 	if c.Options().Protocol == 3 {
 		slices.Sort(names)
 		order = slices.Sorted(slices.Values(order))
@@ -1166,26 +1167,29 @@ func TestRateLimitExactBytes(t *testing.T) {
 			"$13\r\ntotal_allowed\r\n:21\r\n" +
 			"$12\r\ntotal_denied\r\n:28\r\n" +
 			"$14\r\nrefill_per_sec\r\n"
-		require.Equal(t, byProto(c, "*16\r\n"+fields+"$1\r\n5\r\n", "%8\r\n"+fields+",5\r\n"),
+		// HotKV appends shadow and total_shadow_denied after the spec's fields
+		// (docs/ratelimit.md, "Shadow mode"), so positional parsers of §8.8 keep working.
+		shadow := "$6\r\nshadow\r\n:0\r\n$19\r\ntotal_shadow_denied\r\n:0\r\n"
+		require.Equal(t, byProto(c, "*20\r\n"+fields+"$1\r\n5\r\n"+shadow, "%10\r\n"+fields+",5\r\n"+shadow),
 			r.Do("RATELIMIT.STATS", "uploads"))
 
 		// A sliding_window limiter has no rate field; a default leaky rate of 1000 per 3 s is
 		// the shortest decimal of the double, without exponent.
 		r.Do("RATELIMIT.CREATE", "sw", "3", "1000")
-		require.Equal(t, byProto(c, "*14\r\n", "%7\r\n")+
+		require.Equal(t, byProto(c, "*18\r\n", "%9\r\n")+
 			"$4\r\nname\r\n$2\r\nsw\r\n$4\r\nalgo\r\n$14\r\nsliding_window\r\n$5\r\nlimit\r\n:3\r\n"+
 			"$9\r\nwindow_ms\r\n:1000\r\n$11\r\nunique_keys\r\n:0\r\n$13\r\ntotal_allowed\r\n:0\r\n"+
-			"$12\r\ntotal_denied\r\n:0\r\n",
+			"$12\r\ntotal_denied\r\n:0\r\n"+shadow,
 			r.Do("RATELIMIT.STATS", "sw"))
 		r.Do("RATELIMIT.CREATE", "lb", "1000", "3000", "ALGO", "leaky_bucket")
 		require.True(t, strings.HasSuffix(r.Do("RATELIMIT.STATS", "lb"), "$13\r\ndrain_per_sec\r\n"+
-			byProto(c, "$17\r\n333.3333333333333\r\n", ",333.3333333333333\r\n")))
+			byProto(c, "$17\r\n333.3333333333333\r\n", ",333.3333333333333\r\n")+shadow))
 		r.Do("RATELIMIT.CREATE", "big", "1000000000", "1", "ALGO", "token_bucket")
 		require.True(t, strings.HasSuffix(r.Do("RATELIMIT.STATS", "big"), "$14\r\nrefill_per_sec\r\n"+
-			byProto(c, "$13\r\n1000000000000\r\n", ",1000000000000\r\n")))
+			byProto(c, "$13\r\n1000000000000\r\n", ",1000000000000\r\n")+shadow))
 		r.Do("RATELIMIT.CREATE", "tiny", "1", "1000", "ALGO", "token_bucket", "REFILL", "0.00000001")
 		require.True(t, strings.HasSuffix(r.Do("RATELIMIT.STATS", "tiny"), "$14\r\nrefill_per_sec\r\n"+
-			byProto(c, "$10\r\n0.00000001\r\n", ",0.00000001\r\n")))
+			byProto(c, "$10\r\n0.00000001\r\n", ",0.00000001\r\n")+shadow))
 	})
 }
 

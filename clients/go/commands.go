@@ -144,6 +144,11 @@ type RateLimitOptions struct {
 	Refill float64
 	// Drain is the leaky_bucket drain rate in units per second, sent as DRAIN when not 0.
 	Drain float64
+	// Shadow creates the limiter in shadow mode (the SHADOW flag): every check is allowed,
+	// while decisions are still recorded and counted as an enforced limiter would, so a
+	// limit can be measured in production before it is enforced (RateLimitUpdate turns it
+	// off). A shadow denial is allowed with a RetryAfter other than 0.
+	Shadow bool
 }
 
 // formatRate writes a rate in the server's rate syntax: plain decimal, no exponent. Negative,
@@ -151,11 +156,11 @@ type RateLimitOptions struct {
 // "ERR invalid rate: must be a positive number".
 func formatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
-// RateLimitCreate runs RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r] and
+// RateLimitCreate runs RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r] [SHADOW] and
 // replies OK. window is sent in whole milliseconds (truncated; the server accepts 1 ms to
 // 10^12 ms). Creating a name that exists fails with "ERR limiter already exists or limit
 // reached", even with identical settings, so applications that create their limiters at
-// start-up may ignore that error. There is no ALTER: drop and create again.
+// start-up may ignore that error. To change a limiter in place, keeping its state, use RateLimitUpdate.
 func (c Commands) RateLimitCreate(ctx context.Context, name string, limit int64, window time.Duration, opts *RateLimitOptions) *redis.StatusCmd {
 	args := []any{"ratelimit.create", name, limit, durationMs(window)}
 	if opts != nil {
@@ -167,6 +172,55 @@ func (c Commands) RateLimitCreate(ctx context.Context, name string, limit int64,
 		}
 		if opts.Drain != 0 {
 			args = append(args, "DRAIN", formatRate(opts.Drain))
+		}
+		if opts.Shadow {
+			args = append(args, "SHADOW")
+		}
+	}
+	cmd := redis.NewStatusCmd(ctx, args...)
+	cmd.SetFirstKeyPos(1)
+	c.process(ctx, cmd)
+	return cmd
+}
+
+// RateLimitUpdate are RATELIMIT.UPDATE's options: each nil or zero field is left as it is,
+// and at least one must be set (the server replies "ERR syntax error" otherwise). The
+// algorithm cannot change.
+type RateLimitUpdate struct {
+	// Limit, when not 0, is the new limit (sent as LIMIT).
+	Limit int64
+	// Window, when not 0, is the new window, sent as WINDOW in whole milliseconds.
+	Window time.Duration
+	// Refill (token_bucket) or Drain (leaky_bucket), when not 0, is the new rate.
+	Refill, Drain float64
+	// Shadow, when not nil, turns shadow mode on or off (SHADOW ON|OFF).
+	Shadow *bool
+}
+
+// RateLimitUpdate runs RATELIMIT.UPDATE name [LIMIT n] [WINDOW ms] [REFILL r | DRAIN r]
+// [SHADOW ON|OFF] and replies OK. The limiter keeps its keys' state and its totals: a sliding
+// window keeps its log (a key above a lowered limit waits until enough units age out), a
+// bucket keeps each key's units in use, clamped to the new limit. An unknown limiter is the
+// error "ERR limiter not found".
+func (c Commands) RateLimitUpdate(ctx context.Context, name string, u RateLimitUpdate) *redis.StatusCmd {
+	args := []any{"ratelimit.update", name}
+	if u.Limit != 0 {
+		args = append(args, "LIMIT", u.Limit)
+	}
+	if u.Window != 0 {
+		args = append(args, "WINDOW", durationMs(u.Window))
+	}
+	if u.Refill != 0 {
+		args = append(args, "REFILL", formatRate(u.Refill))
+	}
+	if u.Drain != 0 {
+		args = append(args, "DRAIN", formatRate(u.Drain))
+	}
+	if u.Shadow != nil {
+		if *u.Shadow {
+			args = append(args, "SHADOW", "ON")
+		} else {
+			args = append(args, "SHADOW", "OFF")
 		}
 	}
 	cmd := redis.NewStatusCmd(ctx, args...)

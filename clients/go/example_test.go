@@ -244,7 +244,7 @@ func ExampleClient_RateLimitStats() {
 	// OK
 	// {Allowed:true Remaining:99 RetryAfterMs:0 Limit:100 Current:0}
 	// {Allowed:true Remaining:94 RetryAfterMs:0 Limit:100 Current:1}
-	// {Name:api Algorithm:sliding_window Limit:100 WindowMs:60000 UniqueKeys:1 TotalAllowed:6 TotalDenied:0 RefillPerSec:0 DrainPerSec:0}
+	// {Name:api Algorithm:sliding_window Limit:100 WindowMs:60000 UniqueKeys:1 TotalAllowed:6 TotalDenied:0 RefillPerSec:0 DrainPerSec:0 Shadow:false TotalShadowDenied:0}
 }
 
 // The guide's token bucket: bursts of 20 and a steady 5 requests per second.

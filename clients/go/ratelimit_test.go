@@ -384,7 +384,8 @@ func TestStatsReplyShapes(t *testing.T) {
 		cmd := c.RateLimitStats(ctx, "r")
 		switch raw := cmd.Cmd().Val().(type) {
 		case []any:
-			if proto != 2 || raw[len(raw)-1] != "333.3333333333333" {
+			// The rate is the spec's last field; HotKV's shadow fields follow it.
+			if proto != 2 || len(raw) != 20 || raw[15] != "333.3333333333333" || raw[16] != "shadow" {
 				t.Fatalf("RESP%d: flat array %v", proto, raw)
 			}
 		case map[any]any:

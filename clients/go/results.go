@@ -324,6 +324,11 @@ type RateLimitStats struct {
 	RefillPerSec float64
 	// DrainPerSec is the leaky_bucket rate (0 for other algorithms).
 	DrainPerSec float64
+	// Shadow reports shadow mode: checks are all allowed, decisions still counted.
+	Shadow bool
+	// TotalShadowDenied is the units denied in shadow mode and let through anyway (they are
+	// in TotalDenied too). Servers without shadow mode report neither field: false and 0.
+	TotalShadowDenied int64
 }
 
 // Window is WindowMs as a Duration.
@@ -406,6 +411,12 @@ func (c *RateLimitStatsCmd) Result() (RateLimitStats, error) {
 			s.RefillPerSec, perr = asFloat(p[1])
 		case "drain_per_sec":
 			s.DrainPerSec, perr = asFloat(p[1])
+		case "shadow":
+			var on int64
+			on, perr = asInt(p[1])
+			s.Shadow = on != 0
+		case "total_shadow_denied":
+			s.TotalShadowDenied, perr = asInt(p[1])
 		}
 		if perr != nil {
 			return RateLimitStats{}, c.statsErr(v)

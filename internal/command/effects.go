@@ -122,13 +122,21 @@ import (
 //	                                           key became full; nothing for an absent or full key
 //	GCRA.RESET                                 DEL of the keys it deleted
 //	RATELIMIT.CREATE, DROP, SETSTATE           argv, server-wide (DB -1)
+//	RATELIMIT.UPDATE                           RATELIMIT.UPDATE name LIMIT n WINDOW ms [REFILL|DRAIN
+//	                                           rate] SHADOW ON|OFF AT <ms>: the complete new
+//	                                           definition and the instant the state was converted
+//	                                           at (the bucket conversion depends on the time, so
+//	                                           replay uses AT, never its clock); journaled with
+//	                                           every shard lock of the limiter held
 //	RATELIMIT.RESET                            RATELIMIT.RESET name key when it removed live state,
 //	                                           journaled under the key's lock (store.Limiter.Reset)
 //	RATELIMIT.CHECK                            RATELIMIT.SETSTATE with the key's complete state
 //	                                           and the totals (store.Limiter.Check); denials nothing
 //	                                           themselves: the server journals RATELIMIT.SETSTATE
-//	                                           name TOTALS allowed denied for limiters with new
-//	                                           denials every 100 ms (server.flushDeniedTotals)
+//	                                           name TOTALS allowed denied [shadow_denied] for
+//	                                           limiters with new denials every 100 ms
+//	                                           (server.flushDeniedTotals); shadow_denied, in
+//	                                           these and in key effects, only once above 0
 //	XDEL, XACK, XSETID, XGROUP DESTROY,        argv (deterministic given the stream)
 //	XGROUP CREATECONSUMER, XGROUP DELCONSUMER
 //	XADD                                       XADD key [MAXLEN = <length left>] <id> field value...:

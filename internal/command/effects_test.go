@@ -35,7 +35,7 @@ var (
 		"geoadd", "georadius", "georadiusbymember", "geosearchstore",
 		"pfadd", "pfmerge", "pfdebug", "sort", "restore", "migrate",
 		"gcra.limit", "gcra.limitall", "gcra.refund", "cl.throttle", "gcra.reset",
-		"ratelimit.create", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
+		"ratelimit.create", "ratelimit.update", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
 		"xadd", "xtrim", "xreadgroup", "xclaim", "xautoclaim", "xgroup|create", "xgroup|setid",
 		"function|load", "function|delete", "function|flush", "function|restore",
 	}

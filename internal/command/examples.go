@@ -331,7 +331,11 @@ var examples = map[string][]Example{
 13) "total_denied"
 14) (integer) 3
 15) "refill_per_sec"
-16) "5"`},
+16) "5"
+17) "shadow"
+18) (integer) 0
+19) "total_shadow_denied"
+20) (integer) 0`},
 			},
 		},
 		{
@@ -351,7 +355,37 @@ var examples = map[string][]Example{
 11) "total_allowed"
 12) (integer) 0
 13) "total_denied"
-14) (integer) 0`},
+14) (integer) 0
+15) "shadow"
+16) (integer) 0
+17) "total_shadow_denied"
+18) (integer) 0`},
+			},
+		},
+	},
+	"ratelimit.update": {
+		{
+			Note: "A bucket keeps each key's units in use across the change (here 5 of 10, then 5 of 20); " +
+				"a lowered limit clamps them:",
+			Steps: []ExampleStep{ // U4
+				{"RATELIMIT.CREATE tb 10 1000 ALGO token_bucket", "OK"},
+				{"RATELIMIT.CHECK tb user:42 COST 5", ints(1, 5, 0, 10, 0)},
+				{"RATELIMIT.UPDATE tb LIMIT 20", "OK"},
+				{"RATELIMIT.PEEK tb user:42", ints(1, 15, 0, 20, 5)},
+				{"RATELIMIT.UPDATE tb LIMIT 3 REFILL 1", "OK"},
+				{"RATELIMIT.PEEK tb user:42", ints(0, 0, 1000, 3, 3)},
+				{"RATELIMIT.UPDATE tb ALGO sliding_window", "(error) " + errAlgoChange},
+			},
+		},
+		{
+			Note: "Shadow mode lets every request through and still counts what it would deny; switching it " +
+				"off enforces exactly the state it measured:",
+			Steps: []ExampleStep{ // S1
+				{"RATELIMIT.CREATE api 2 60000 SHADOW", "OK"},
+				{"RATELIMIT.CHECK api user:42 COST 2", ints(1, 0, 0, 2, 0)},
+				{"RATELIMIT.CHECK api user:42", ints(1, 0, 60000, 2, 2)},
+				{"RATELIMIT.UPDATE api SHADOW OFF", "OK"},
+				{"RATELIMIT.CHECK api user:42", ints(0, 0, 60000, 2, 2)},
 			},
 		},
 	},

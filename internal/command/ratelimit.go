@@ -20,6 +20,10 @@ const (
 	errLimiterExists = "ERR limiter already exists or limit reached"
 	errNoLimiter     = "ERR limiter not found"
 	errNumLimits     = "ERR invalid numlimits: must be an integer from 1 to 256"
+	errAlgoChange    = "ERR invalid option: ALGO cannot be changed (drop and create the limiter)"
+	errUpdateAt      = "ERR invalid time: must be a non-negative integer (milliseconds)"
+	// maxAtMs is the largest AT whose time in ns fits an int64.
+	maxAtMs = ratelimit.Max / ratelimit.NsPerMs
 
 	maxPeriodMs     = 1_000_000_000_000
 	maxLimiterName  = 512
@@ -69,8 +73,11 @@ func rateLimitCommands() []*Command {
 			"O(1)", "key max_burst count_per_period period [quantity]",
 			"redis-cell compatible GCRA rate limiting", clThrottleCommand),
 		named(rl("ratelimit.create", -4, FlagWrite|FlagDenyOOM, []string{"write", "slow"}, 1, 1, KSRW|KSInsert,
-			"O(1)", "name limit window_ms [ALGO <SLIDING_WINDOW | TOKEN_BUCKET | LEAKY_BUCKET>] [REFILL rate] [DRAIN rate]",
+			"O(1)", "name limit window_ms [ALGO <SLIDING_WINDOW | TOKEN_BUCKET | LEAKY_BUCKET>] [REFILL rate] [DRAIN rate] [SHADOW]",
 			"Creates a named limiter", rateLimitCreateCommand)),
+		named(rl("ratelimit.update", -2, FlagWrite, []string{"write", "slow"}, 1, 1, KSRW|KSUpdate,
+			"O(N) where N is the number of keys with state", "name [LIMIT limit] [WINDOW window_ms] [REFILL rate | DRAIN rate] [SHADOW <ON | OFF>] [AT unix-time-milliseconds]",
+			"Changes a limiter's limit, window, rate or shadow mode in place, keeping its state and totals", rateLimitUpdateCommand)),
 		named(rl("ratelimit.check", -3, FlagWrite|FlagDenyOOM|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSAccess|KSUpdate,
 			"O(1) for token_bucket and leaky_bucket; O(E) for sliding_window, E <= min(limit, ratelimit.sliding-window-max-entries) entries of the key",
 			"name key [COST cost]",
@@ -88,7 +95,7 @@ func rateLimitCommands() []*Command {
 			"O(N) where N is the number of keys with state", "name",
 			"Deletes a limiter", rateLimitDropCommand)),
 		named(rl("ratelimit.setstate", -5, FlagWrite, []string{"write", "slow", "dangerous"}, 1, 1, KSOW|KSUpdate,
-			"O(E) where E is the number of log entries", "name <key <TAT tat | LOG count [ts units ...]> TOTALS allowed denied | TOTALS allowed denied>",
+			"O(E) where E is the number of log entries", "name <key <TAT tat | LOG count [ts units ...]> TOTALS allowed denied [shadow_denied] | TOTALS allowed denied [shadow_denied]>",
 			"Applies a limiter key's journaled state (used by the append-only log and replicas)", rateLimitSetStateCommand)),
 		named(rl("ratelimit.list", 1, FlagReadOnly, []string{"read", "slow"}, 0, 0, 0,
 			"O(N log N) where N is the number of limiters", "",
@@ -100,7 +107,7 @@ func rateLimitCommands() []*Command {
 			c.Decision = true
 		}
 		switch c.Name {
-		case "gcra.reset", "ratelimit.create", "ratelimit.drop", "ratelimit.list", "ratelimit.setstate":
+		case "gcra.reset", "ratelimit.create", "ratelimit.update", "ratelimit.drop", "ratelimit.list", "ratelimit.setstate":
 		default:
 			c.Tips = nd
 		}
@@ -480,9 +487,15 @@ func rateLimitCreateCommand(c *Ctx) {
 		return
 	}
 	algo := store.SlidingWindow
-	var haveAlgo, haveRefill, haveDrain bool
+	var haveAlgo, haveRefill, haveDrain, shadow bool
 	var rateText string
 	for i := 4; i < len(c.Args); i += 2 {
+		if c.ArgIs(i, "shadow") && !shadow {
+			// The one flag without a value (docs/ratelimit.md, "Shadow mode").
+			shadow = true
+			i--
+			continue
+		}
 		if i+1 >= len(c.Args) {
 			c.Syntax()
 			return
@@ -530,7 +543,7 @@ func rateLimitCreateCommand(c *Ctx) {
 			return
 		}
 	}
-	l := &store.Limiter{Name: string(name), Algo: algo, Limit: limit, WindowMs: window, Rate: rate}
+	l := &store.Limiter{Name: string(name), Algo: algo, Limit: limit, WindowMs: window, Rate: rate, Shadow: shadow}
 	// CREATE is deterministic: journaled as given (spec §10), inside the registry lock so that
 	// no effect of the new limiter can precede it.
 	created := c.Store.Limiters.CreateThen(l, c.Srv.RateLimitSettings().MaxLimiters, func() {
@@ -601,10 +614,11 @@ func rateLimitStatsCommand(c *Ctx) {
 		c.Error(errNoLimiter)
 		return
 	}
+	def := l.Definition()
 	allowed, denied := l.Totals()
-	fields := 7
+	fields := 9
 	if l.Algo != store.SlidingWindow {
-		fields = 8
+		fields = 10
 	}
 	c.W.Map(fields)
 	c.W.BulkString("name")
@@ -612,9 +626,9 @@ func rateLimitStatsCommand(c *Ctx) {
 	c.W.BulkString("algo")
 	c.W.BulkString(l.Algo.String())
 	c.W.BulkString("limit")
-	c.W.Int(l.Limit)
+	c.W.Int(def.Limit)
 	c.W.BulkString("window_ms")
-	c.W.Int(l.WindowMs)
+	c.W.Int(def.WindowMs)
 	c.W.BulkString("unique_keys")
 	c.W.Int(l.UniqueKeys(c.Now))
 	c.W.BulkString("total_allowed")
@@ -624,10 +638,163 @@ func rateLimitStatsCommand(c *Ctx) {
 	switch l.Algo {
 	case store.TokenBucket:
 		c.W.BulkString("refill_per_sec")
-		c.W.DoubleText(ratelimit.FormatRate(l.Rate.PerSec))
+		c.W.DoubleText(ratelimit.FormatRate(def.Rate.PerSec))
 	case store.LeakyBucket:
 		c.W.BulkString("drain_per_sec")
-		c.W.DoubleText(ratelimit.FormatRate(l.Rate.PerSec))
+		c.W.DoubleText(ratelimit.FormatRate(def.Rate.PerSec))
+	}
+	// Added after the spec's fields, so parsers that read them by position keep working.
+	c.W.BulkString("shadow")
+	if def.Shadow {
+		c.W.Int(1)
+	} else {
+		c.W.Int(0)
+	}
+	c.W.BulkString("total_shadow_denied")
+	c.W.Int(l.ShadowDenied())
+}
+
+// rateLimitUpdateCommand changes a limiter in place (docs/ratelimit.md, "RATELIMIT.UPDATE").
+// Validation order: arity (the table); no option at all; the options left to right (a
+// keyword without its value, an unknown or repeated keyword, a bad SHADOW value: syntax error;
+// ALGO: errAlgoChange; LIMIT, WINDOW, REFILL/DRAIN and AT values with CREATE's errors); the
+// limiter (not found); REFILL/DRAIN against the limiter's algorithm (syntax error); the rate
+// too slow for the new limit (invalid rate). The conversion of bucket state depends on the
+// time, so the journal carries the complete new definition with the instant it was converted
+// at (AT), which replay uses instead of its clock.
+func rateLimitUpdateCommand(c *Ctx) {
+	if len(c.Args) < 3 {
+		c.Syntax()
+		return
+	}
+	var limit, window int64
+	var haveLimit, haveWindow, haveRefill, haveDrain, haveShadow, haveAt, shadow bool
+	var rateText string
+	at := c.Now
+	for i := 2; i < len(c.Args); i += 2 {
+		if i+1 >= len(c.Args) {
+			c.Syntax()
+			return
+		}
+		v := c.Args[i+1]
+		var ok bool
+		switch {
+		case c.ArgIs(i, "algo"):
+			c.Error(errAlgoChange)
+			return
+		case c.ArgIs(i, "limit") && !haveLimit:
+			haveLimit = true
+			if limit, ok = c.intInRange(i+1, 1, ratelimit.Max); !ok {
+				c.Error(errLimiterLimit)
+				return
+			}
+		case c.ArgIs(i, "window") && !haveWindow:
+			haveWindow = true
+			if window, ok = c.intInRange(i+1, 1, maxPeriodMs); !ok {
+				c.Error(errLimiterWindow)
+				return
+			}
+		case c.ArgIs(i, "refill") && !haveRefill, c.ArgIs(i, "drain") && !haveDrain:
+			if c.ArgIs(i, "refill") {
+				haveRefill = true
+			} else {
+				haveDrain = true
+			}
+			if !ratelimit.RateSyntaxOK(string(v)) {
+				c.Error(ratelimit.ErrInvalidRate.Error())
+				return
+			}
+			rateText = string(v)
+		case c.ArgIs(i, "shadow") && !haveShadow:
+			haveShadow = true
+			switch {
+			case EqualFold(v, "on"):
+				shadow = true
+			case EqualFold(v, "off"):
+				shadow = false
+			default:
+				c.Syntax()
+				return
+			}
+		case c.ArgIs(i, "at") && !haveAt:
+			haveAt = true
+			if at, ok = c.intInRange(i+1, 0, maxAtMs); !ok {
+				c.Error(errUpdateAt)
+				return
+			}
+		default:
+			c.Syntax()
+			return
+		}
+	}
+	l := c.Store.Limiters.Get(c.Args[1])
+	if l == nil {
+		c.Error(errNoLimiter)
+		return
+	}
+	errMsg := ""
+	build := func(old store.Definition) (store.Definition, bool) {
+		if (haveRefill && l.Algo != store.TokenBucket) || (haveDrain && l.Algo != store.LeakyBucket) {
+			errMsg = ErrSyntax
+			return old, false
+		}
+		nu := old
+		if haveLimit {
+			nu.Limit = limit
+		}
+		if haveWindow {
+			nu.WindowMs = window
+		}
+		if haveShadow {
+			nu.Shadow = shadow
+		}
+		if rateText == "" {
+			rateText = old.Rate.Text
+		}
+		if rateText == "" {
+			// The default rate follows the limit and the window.
+			nu.Rate = ratelimit.DefaultRate(nu.Limit, nu.WindowMs)
+		} else if rateText != old.Rate.Text || nu.Limit != old.Limit {
+			r, err := ratelimit.ParseRate(rateText, nu.Limit)
+			if err != nil {
+				errMsg = err.Error()
+				return old, false
+			}
+			if rateText == old.Rate.Text {
+				r.IntervalNs = old.Rate.IntervalNs // the interval the state was computed with
+			}
+			nu.Rate = r
+		}
+		return nu, true
+	}
+	done := func(_, nu store.Definition) {
+		if c.Store.Journal == nil {
+			return
+		}
+		args := [][]byte{c.Args[0], c.Args[1], []byte("LIMIT"), c.effInt(nu.Limit), []byte("WINDOW"), c.effInt(nu.WindowMs)}
+		if nu.Rate.Text != "" {
+			if l.Algo == store.TokenBucket {
+				args = append(args, []byte("REFILL"), []byte(nu.Rate.Text))
+			} else {
+				args = append(args, []byte("DRAIN"), []byte(nu.Rate.Text))
+			}
+		}
+		sh := []byte("OFF")
+		if nu.Shadow {
+			sh = []byte("ON")
+		}
+		args = append(args, []byte("SHADOW"), sh, []byte("AT"), c.effInt(at))
+		c.Emit(-1, args...)
+	}
+	dropped, ok := l.Update(at, build, done)
+	switch {
+	case dropped:
+		c.Error(errNoLimiter)
+	case !ok:
+		c.Error(errMsg)
+	default:
+		c.Dirty(1)
+		c.W.OK()
 	}
 }
 
@@ -662,16 +829,20 @@ func rateLimitSetStateCommand(c *Ctx) {
 		c.Error(errNoLimiter)
 		return
 	}
-	if len(c.Args) == 5 && c.ArgIs(2, "totals") {
+	if (len(c.Args) == 5 || len(c.Args) == 6) && c.ArgIs(2, "totals") {
 		// The totals-only form: the server's periodic flush of denied counts (denials
 		// journal nothing themselves), raised as a maximum like a key's effect.
 		allowed, ok1 := c.intInRange(3, 0, ratelimit.Max)
 		denied, ok2 := c.intInRange(4, 0, ratelimit.Max)
-		if !ok1 || !ok2 {
+		shadowDenied, ok3 := int64(0), true
+		if len(c.Args) == 6 {
+			shadowDenied, ok3 = c.intInRange(5, 0, ratelimit.Max)
+		}
+		if !ok1 || !ok2 || !ok3 {
 			c.Error(ErrNotInt)
 			return
 		}
-		l.RaiseTotals(allowed, denied)
+		l.RaiseTotalsShadow(allowed, denied, shadowDenied)
 		c.Dirty(1)
 		if c.Store.Journal != nil {
 			c.Emit(-1, c.Args...)
@@ -723,17 +894,21 @@ func rateLimitSetStateCommand(c *Ctx) {
 		c.Syntax()
 		return
 	}
-	if i+3 != len(c.Args) || !c.ArgIs(i, "totals") {
+	if (i+3 != len(c.Args) && i+4 != len(c.Args)) || !c.ArgIs(i, "totals") {
 		c.Syntax()
 		return
 	}
 	allowed, ok1 := c.intInRange(i+1, 0, ratelimit.Max)
 	denied, ok2 := c.intInRange(i+2, 0, ratelimit.Max)
-	if !ok1 || !ok2 {
+	shadowDenied, ok3 := int64(0), true
+	if i+4 == len(c.Args) { // total_shadow_denied, journaled once it is above 0
+		shadowDenied, ok3 = c.intInRange(i+3, 0, ratelimit.Max)
+	}
+	if !ok1 || !ok2 || !ok3 {
 		c.Error(ErrNotInt)
 		return
 	}
-	l.SetState(key, tat, entries, allowed, denied)
+	l.SetStateShadow(key, tat, entries, allowed, denied, shadowDenied)
 	c.Dirty(1)
 	if c.Store.Journal != nil {
 		c.Emit(-1, c.Args...)

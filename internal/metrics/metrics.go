@@ -131,7 +131,9 @@ type LimiterStats struct {
 	Name            string
 	Algo            string
 	Allowed, Denied int64
-	Keys            int64
+	// ShadowDenied are the denied units a shadow-mode limiter let through (included in Denied).
+	ShadowDenied int64
+	Keys         int64
 }
 
 // DecisionStats counts one rate-limit command's decisions.
@@ -197,6 +199,7 @@ type collector struct {
 	cmdLatency                                    *prometheus.Desc
 	errors                                        *prometheus.Desc
 	limiters, limAllowed, limDenied, limKeys      *prometheus.Desc
+	limShadowDenied                               *prometheus.Desc
 	gcra                                          *prometheus.Desc
 }
 
@@ -304,6 +307,7 @@ func newCollector(src Source) *collector {
 	c.limiters = prometheus.NewDesc("hotkv_ratelimit_limiters", "Named limiters defined (RATELIMIT.LIST).", nil, nil)
 	c.limAllowed = prometheus.NewDesc("hotkv_ratelimit_allowed_units_total", "Units (the COST of each request) the limiter allowed (RATELIMIT.STATS total_allowed).", []string{"limiter", "algo"}, nil)
 	c.limDenied = prometheus.NewDesc("hotkv_ratelimit_denied_units_total", "Units (the COST of each request) the limiter denied (RATELIMIT.STATS total_denied).", []string{"limiter", "algo"}, nil)
+	c.limShadowDenied = prometheus.NewDesc("hotkv_ratelimit_shadow_denied_units_total", "Units a limiter in shadow mode denied but let through (RATELIMIT.STATS total_shadow_denied); they are in hotkv_ratelimit_denied_units_total too.", []string{"limiter", "algo"}, nil)
 	c.limKeys = prometheus.NewDesc("hotkv_ratelimit_keys", "Keys of the limiter with live state (RATELIMIT.STATS unique_keys).", []string{"limiter", "algo"}, nil)
 	c.gcra = prometheus.NewDesc("hotkv_gcra_requests_total", "GCRA.LIMIT and CL.THROTTLE requests by decision.", []string{"command", "result"}, nil)
 	return c
@@ -315,7 +319,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- s.desc
 	}
 	for _, d := range []*prometheus.Desc{c.up, c.instanceInfo, c.dbKeys, c.dbKeysExpiring, c.cmdCalls, c.cmdDuration,
-		c.cmdRejected, c.cmdFailed, c.cmdLatency, c.errors, c.limiters, c.limAllowed, c.limDenied, c.limKeys, c.gcra} {
+		c.cmdRejected, c.cmdFailed, c.cmdLatency, c.errors, c.limiters, c.limAllowed, c.limDenied, c.limShadowDenied, c.limKeys, c.gcra} {
 		ch <- d
 	}
 }
@@ -354,6 +358,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range s.Limiters {
 		send(ch, c.limAllowed, prometheus.CounterValue, float64(l.Allowed), l.Name, l.Algo)
 		send(ch, c.limDenied, prometheus.CounterValue, float64(l.Denied), l.Name, l.Algo)
+		send(ch, c.limShadowDenied, prometheus.CounterValue, float64(l.ShadowDenied), l.Name, l.Algo)
 		send(ch, c.limKeys, prometheus.GaugeValue, float64(l.Keys), l.Name, l.Algo)
 	}
 	for _, d := range s.Decisions {

@@ -11,6 +11,12 @@ import (
 //
 //	u8 algo | uvarint limit | uvarint window_ms | uvarint len | rate_text | uvarint interval_ns
 //	| uvarint total_allowed | uvarint total_denied
+//	[ | uvarint flags | uvarint total_shadow_denied ]
+//
+// The bracketed tail is optional: it is written only when a flag is set or the shadow total is
+// above 0, so the body of a limiter that never used shadow mode is byte for byte what older
+// versions wrote and read, and a body without it loads as flags 0, total_shadow_denied 0.
+// Flags: bit 0 shadow mode (LimiterShadow); other bits must be 0.
 //
 // The rate is kept both as the text the user gave ("" for the default limit per window),
 // which STATS echoes, and as the exact interval the state was computed with, so a loaded
@@ -24,7 +30,14 @@ type LimiterDef struct {
 	IntervalNs   int64
 	TotalAllowed int64
 	TotalDenied  int64
+	// Flags are LimiterShadow or 0; TotalShadowDenied is RATELIMIT.STATS total_shadow_denied.
+	Flags             uint64
+	TotalShadowDenied int64
 }
+
+// LimiterShadow is LimiterDef.Flags' bit for a limiter in shadow mode (RATELIMIT.CREATE ...
+// SHADOW, RATELIMIT.UPDATE name SHADOW ON).
+const LimiterShadow uint64 = 1
 
 func (d *LimiterDef) appendBody(b []byte) []byte {
 	b = append(b, d.Algo)
@@ -35,6 +48,10 @@ func (d *LimiterDef) appendBody(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(d.IntervalNs))
 	b = binary.AppendUvarint(b, uint64(d.TotalAllowed))
 	b = binary.AppendUvarint(b, uint64(d.TotalDenied))
+	if d.Flags != 0 || d.TotalShadowDenied != 0 {
+		b = binary.AppendUvarint(b, d.Flags)
+		b = binary.AppendUvarint(b, uint64(d.TotalShadowDenied))
+	}
 	return b
 }
 
@@ -50,6 +67,13 @@ func ParseLimiterDef(r *Record) (LimiterDef, error) {
 	d.IntervalNs = p.nonNeg()
 	d.TotalAllowed = p.nonNeg()
 	d.TotalDenied = p.nonNeg()
+	if p.err == nil && p.i < len(p.b) {
+		d.Flags = p.uvarint()
+		d.TotalShadowDenied = p.nonNeg()
+		if d.Flags&^LimiterShadow != 0 {
+			p.fail("unknown limiter flags")
+		}
+	}
 	return d, p.done("LIMITER_DEF")
 }
 

@@ -117,10 +117,21 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 			l.LockState()
 		}
 		allowed, denied := l.Totals()
+		var def store.Definition
+		if o.Held {
+			def = store.Definition{Limit: l.Limit, WindowMs: l.WindowMs, Rate: l.Rate, Shadow: l.Shadow}
+		} else {
+			def = l.Definition() // RATELIMIT.UPDATE may be changing it
+		}
+		var flags uint64
+		if def.Shadow {
+			flags |= LimiterShadow
+		}
 		enc.LimiterDef(LimiterDef{
-			Name: l.Name, Algo: uint8(l.Algo), Limit: l.Limit, WindowMs: l.WindowMs,
-			RateText: l.Rate.Text, IntervalNs: l.Rate.IntervalNs,
+			Name: l.Name, Algo: uint8(l.Algo), Limit: def.Limit, WindowMs: def.WindowMs,
+			RateText: def.Rate.Text, IntervalNs: def.Rate.IntervalNs,
 			TotalAllowed: allowed, TotalDenied: denied,
+			Flags: flags, TotalShadowDenied: l.ShadowDenied(),
 		})
 		stats.Limiters++
 		var lk LimiterKey
@@ -270,6 +281,7 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 				return stats, d.Corrupt(rec.Offset, "duplicate limiter %q", truncate(rec.Key))
 			}
 			l.SetTotals(def.TotalAllowed, def.TotalDenied)
+			l.SetShadowDenied(def.TotalShadowDenied)
 			stats.Limiters++
 		case TypeLimiterKey:
 			k, err := ParseLimiterKey(rec)
@@ -326,7 +338,8 @@ func limiterFromDef(d LimiterDef, maxName int) (*store.Limiter, error) {
 	// The interval the state was computed with, not a re-derived one: the next decision
 	// continues exactly where the saved one left off.
 	rate.IntervalNs = d.IntervalNs
-	return &store.Limiter{Name: d.Name, Algo: store.Algo(d.Algo), Limit: d.Limit, WindowMs: d.WindowMs, Rate: rate}, nil
+	return &store.Limiter{Name: d.Name, Algo: store.Algo(d.Algo), Limit: d.Limit, WindowMs: d.WindowMs, Rate: rate,
+		Shadow: d.Flags&LimiterShadow != 0}, nil
 }
 
 func restoreLimiterKey(st *store.Store, k LimiterKey) error {

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -122,4 +123,34 @@ func Bucket(nowNs, tat int64, present bool, interval, limit, cost int64) BucketR
 		r.RetryMs = CeilMs(d.Retry)
 	}
 	return r
+}
+
+// ConvertTAT re-interprets a bucket key's TAT under a new emission interval at nowNs
+// (RATELIMIT.UPDATE): the units in use, ttl / oldT with ttl = TAT - now, are preserved and
+// clamped to the new capacity: TAT' = now + min(ceil(ttl * newT / oldT), newL * newT). Rounding
+// up never grants capacity the old definition did not, and it keeps CHECK's `current`
+// (ceil(ttl / T)) exactly, up to the clamp. Dead state (TAT <= now) is returned unchanged.
+// newL * newT must fit an int64 (RATELIMIT.CREATE's rate check guarantees it).
+func ConvertTAT(tat, nowNs, oldT, newT, newL int64) int64 {
+	if tat <= nowNs {
+		return tat
+	}
+	ttl := uint64(tat - nowNs)
+	tau := uint64(newL) * uint64(newT)
+	hi, lo := bits.Mul64(ttl, uint64(newT))
+	var scaled uint64
+	if hi >= uint64(oldT) {
+		scaled = tau // the quotient overflows 64 bits: far above any capacity
+	} else {
+		q, r := bits.Div64(hi, lo, uint64(oldT))
+		if r != 0 {
+			q++
+		}
+		scaled = q
+	}
+	scaled = min(scaled, tau)
+	if scaled > uint64(Max-nowNs) {
+		return Max
+	}
+	return nowNs + int64(scaled)
 }

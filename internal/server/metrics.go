@@ -379,7 +379,7 @@ func limiterMetrics(ls *store.Limiters, nowMs int64) []metrics.LimiterStats {
 		}
 		allowed, denied := l.Totals()
 		out = append(out, metrics.LimiterStats{Name: l.Name, Algo: l.Algo.String(),
-			Allowed: allowed, Denied: denied, Keys: l.UniqueKeys(nowMs)})
+			Allowed: allowed, Denied: denied, ShadowDenied: l.ShadowDenied(), Keys: l.UniqueKeys(nowMs)})
 	}
 	return out
 }

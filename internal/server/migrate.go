@@ -565,7 +565,11 @@ func sendLimiter(p *peerConn, l *store.Limiter, now int64) error {
 		n++
 	}, nil)
 	a, dn := l.Totals()
-	p.send("RATELIMIT.SETSTATE", l.Name, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10))
+	if sd := l.ShadowDenied(); sd > 0 {
+		p.send("RATELIMIT.SETSTATE", l.Name, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10), strconv.FormatInt(sd, 10))
+	} else {
+		p.send("RATELIMIT.SETSTATE", l.Name, "TOTALS", strconv.FormatInt(a, 10), strconv.FormatInt(dn, 10))
+	}
 	n++
 	for ; n > 0; n-- {
 		if _, rerr := p.reply(); rerr != nil && err == nil {
@@ -643,14 +647,18 @@ func (sh *shardState) copyTracked(p *peerConn, only map[trackedKey]struct{}, now
 
 // limiterCreateArgs is the RATELIMIT.CREATE that defines l as it is.
 func limiterCreateArgs(l *store.Limiter) []string {
-	args := []string{"RATELIMIT.CREATE", l.Name, strconv.FormatInt(l.Limit, 10), strconv.FormatInt(l.WindowMs, 10), "ALGO", l.Algo.String()}
-	if l.Rate.Text != "" {
+	d := l.Definition()
+	args := []string{"RATELIMIT.CREATE", l.Name, strconv.FormatInt(d.Limit, 10), strconv.FormatInt(d.WindowMs, 10), "ALGO", l.Algo.String()}
+	if d.Rate.Text != "" {
 		switch l.Algo {
 		case store.TokenBucket:
-			args = append(args, "REFILL", l.Rate.Text)
+			args = append(args, "REFILL", d.Rate.Text)
 		case store.LeakyBucket:
-			args = append(args, "DRAIN", l.Rate.Text)
+			args = append(args, "DRAIN", d.Rate.Text)
 		}
+	}
+	if d.Shadow {
+		args = append(args, "SHADOW")
 	}
 	return args
 }

@@ -575,8 +575,12 @@ func (s *Server) flushDeniedTotals() {
 		if !owed {
 			continue
 		}
-		j.Append(store.Effect{DB: -1, Time: s.clock.NowMs(), Args: [][]byte{effSetState, []byte(l.Name), effTotals,
-			strconv.AppendInt(nil, a, 10), strconv.AppendInt(nil, d, 10)}})
+		args := [][]byte{effSetState, []byte(l.Name), effTotals, strconv.AppendInt(nil, a, 10), strconv.AppendInt(nil, d, 10)}
+		if sd := l.ShadowDenied(); sd > 0 {
+			// Shadow denials are denials too (they raised d), and carry their own total.
+			args = append(args, strconv.AppendInt(nil, sd, 10))
+		}
+		j.Append(store.Effect{DB: -1, Time: s.clock.NowMs(), Args: args})
 	}
 }
 

@@ -44,6 +44,13 @@ type Limiter struct {
 	WindowMs int64
 	// Rate is the bucket algorithms' emission rate; for sliding_window it is unused.
 	Rate ratelimit.Rate
+	// Shadow makes every CHECK allowed while the decisions are still computed, recorded as an
+	// enforced limiter would record them and counted (docs/ratelimit.md, "Shadow mode").
+	Shadow bool
+	// Limit, WindowMs, Rate and Shadow change only in Update, with every shard lock held: a
+	// check reads them under its key's shard lock; other readers use Definition.
+
+	totalShadowDenied atomic.Int64
 
 	totalAllowed atomic.Int64
 	totalDenied  atomic.Int64
@@ -78,6 +85,77 @@ type limiterShard struct {
 // Totals returns total_allowed and total_denied.
 func (l *Limiter) Totals() (allowed, denied int64) {
 	return l.totalAllowed.Load(), l.totalDenied.Load()
+}
+
+// ShadowDenied is total_shadow_denied: units a shadow-mode limiter denied but let through.
+func (l *Limiter) ShadowDenied() int64 { return l.totalShadowDenied.Load() }
+
+// SetShadowDenied replaces total_shadow_denied (loading a snapshot).
+func (l *Limiter) SetShadowDenied(v int64) { l.totalShadowDenied.Store(v) }
+
+// Definition is the changeable part of a limiter's definition (RATELIMIT.UPDATE).
+type Definition struct {
+	Limit    int64
+	WindowMs int64
+	Rate     ratelimit.Rate
+	Shadow   bool
+}
+
+// Definition reads the limiter's current definition. Update holds every shard lock while it
+// changes it, so holding one is enough to read it whole.
+func (l *Limiter) Definition() Definition {
+	s := &l.shards[0]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return l.definitionLocked()
+}
+
+func (l *Limiter) definitionLocked() Definition {
+	return Definition{Limit: l.Limit, WindowMs: l.WindowMs, Rate: l.Rate, Shadow: l.Shadow}
+}
+
+// Update replaces the definition in place at atMs (RATELIMIT.UPDATE), keeping every key's
+// state and the totals, converted as docs/ratelimit.md defines: sliding_window logs are pruned
+// with the old window at atMs and kept as they are (a smaller limit denies until entries age
+// out, a larger window keeps them longer); a bucket key's TAT is re-expressed under the new
+// interval so that its units in use are preserved, clamped to the new capacity
+// (ratelimit.ConvertTAT). build, called with every shard lock held and the current definition,
+// returns the new one or ok false to change nothing (validation against the live definition);
+// done, if set, journals the change before any other command can see it. Update reports false
+// if the limiter was dropped meanwhile.
+func (l *Limiter) Update(atMs int64, build func(old Definition) (Definition, bool), done func(old, nu Definition)) (dropped, ok bool) {
+	l.LockState()
+	defer l.UnlockState()
+	if l.shards[0].dropped {
+		return true, false
+	}
+	old := l.definitionLocked()
+	nu, ok := build(old)
+	if !ok {
+		return false, false
+	}
+	if l.Algo == SlidingWindow {
+		for i := range l.shards {
+			s := &l.shards[i]
+			for k, w := range s.log {
+				if !w.Prune(atMs, old.WindowMs) {
+					delete(s.log, k)
+				}
+			}
+		}
+	} else if nu.Rate.IntervalNs != old.Rate.IntervalNs || nu.Limit != old.Limit {
+		now := atMs * ratelimit.NsPerMs
+		for i := range l.shards {
+			for _, p := range l.shards[i].tat {
+				*p = ratelimit.ConvertTAT(*p, now, old.Rate.IntervalNs, nu.Rate.IntervalNs, nu.Limit)
+			}
+		}
+	}
+	l.Limit, l.WindowMs, l.Rate, l.Shadow = nu.Limit, nu.WindowMs, nu.Rate, nu.Shadow
+	if done != nil {
+		done(old, nu)
+	}
+	return false, true
 }
 
 // SetTotals replaces the totals; loading a snapshot or applying an effect uses it.
@@ -131,7 +209,15 @@ func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool, 
 			addSat(&l.totalAllowed, cost)
 		} else {
 			addSat(&l.totalDenied, cost)
+			if l.Shadow {
+				addSat(&l.totalShadowDenied, cost)
+			}
 		}
+	}
+	if l.Shadow {
+		// The reply keeps the real decision's remaining, retry_after_ms and current: a
+		// shadow denial is told apart by a retry_after_ms other than 0.
+		res[0] = 1
 	}
 	if changed && j != nil {
 		j.Append(Effect{DB: -1, Args: l.stateEffect(s, key)})
@@ -170,9 +256,13 @@ func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
 		itoa(*s.tat[string(key)])
 	}
 	a, d := l.Totals()
+	sd := l.totalShadowDenied.Load()
 	raise(&l.journaledDenied, d)
 	itoa(a)
 	itoa(d)
+	if sd > 0 {
+		itoa(sd)
+	}
 	s.offs = offs
 	num := func(i int) []byte {
 		start := 0
@@ -198,6 +288,11 @@ func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
 		i = 1
 	}
 	args = append(args, effTotals, num(i), num(i+1))
+	if sd > 0 {
+		// The shadow total rides along only once there is one, so limiters that never ran
+		// in shadow mode journal exactly what older versions read.
+		args = append(args, num(i+2))
+	}
 	s.args = args
 	return args
 }
@@ -214,6 +309,12 @@ var (
 // for sliding_window, and totals raised to at least the given values. It reads no clock and no
 // configuration, so replicas and log replay reach the primary's exact state.
 func (l *Limiter) SetState(key []byte, tat int64, entries []ratelimit.WindowEntry, allowed, denied int64) {
+	l.SetStateShadow(key, tat, entries, allowed, denied, 0)
+}
+
+// SetStateShadow is SetState that also raises total_shadow_denied to at least shadowDenied.
+func (l *Limiter) SetStateShadow(key []byte, tat int64, entries []ratelimit.WindowEntry, allowed, denied, shadowDenied int64) {
+	raise(&l.totalShadowDenied, shadowDenied)
 	s := l.shard(key)
 	s.mu.Lock()
 	if l.Algo == SlidingWindow {
@@ -240,7 +341,11 @@ func (l *Limiter) SetState(key []byte, tat int64, entries []ratelimit.WindowEntr
 
 // RaiseTotals raises the totals to at least allowed and denied: the totals-only effect
 // (RATELIMIT.SETSTATE name TOTALS allowed denied) that carries denied counts to the journal.
-func (l *Limiter) RaiseTotals(allowed, denied int64) {
+func (l *Limiter) RaiseTotals(allowed, denied int64) { l.RaiseTotalsShadow(allowed, denied, 0) }
+
+// RaiseTotalsShadow is RaiseTotals that also raises total_shadow_denied.
+func (l *Limiter) RaiseTotalsShadow(allowed, denied, shadowDenied int64) {
+	raise(&l.totalShadowDenied, shadowDenied)
 	raise(&l.totalAllowed, allowed)
 	raise(&l.totalDenied, denied)
 	raise(&l.journaledDenied, denied)

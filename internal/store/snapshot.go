@@ -199,12 +199,12 @@ func (ls *Limiters) All() []*Limiter {
 // runs with no lock held after each shard; its error ends the walk.
 func (l *Limiter) EachState(nowMs int64, held bool, fn func(key string, tat int64, entries []ratelimit.WindowEntry), after func() error) error {
 	now := nowMs * ratelimit.NsPerMs
-	cut := nowMs - l.WindowMs
 	for i := range l.shards {
 		s := &l.shards[i]
 		if !held {
 			s.mu.Lock()
 		}
+		cut := nowMs - l.WindowMs // read under the lock: RATELIMIT.UPDATE may change it
 		for k, tat := range s.tat {
 			if *tat > now {
 				fn(k, *tat, nil)
