@@ -146,17 +146,16 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 		f.publish()
 		f.mu.Unlock()
 	case "drop":
+		// Only what is still fenced for this move is deleted: a later move of the slots back
+		// here clears the fence (its keys arrive after the clear), and a drop proposed from a
+		// stale view of the fences must not delete them.
+		ranges := sh.fencedBy(e.Mig, true)
 		n := 0
 		if !own {
-			n = sh.dropSlots(e.Slots)
-		}
-		f.mu.Lock()
-		for i := range f.fences {
-			if f.fences[i].Mig == e.Mig {
-				f.fences[i].Dropped = true
+			for _, r := range ranges {
+				n += sh.dropSlots(r)
 			}
 		}
-		f.mu.Unlock()
 		if !own {
 			sh.s.log.Info("Dropped the keys of slots moved to another shard", "slots", e.Slots.String(), "keys", n)
 		}
@@ -181,6 +180,24 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 	default:
 		sh.s.log.Error("Unknown slots entry in the Raft log", "index", index, "op", e.Op)
 	}
+}
+
+// fencedBy returns the ranges still fenced for migration mig (a clear may have cut them),
+// marking them dropped when mark is set.
+func (sh *shardState) fencedBy(mig uint64, mark bool) []cluster.Range {
+	f := &sh.fence
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []cluster.Range
+	for i := range f.fences {
+		if f.fences[i].Mig == mig {
+			out = append(out, f.fences[i].Slots)
+			if mark {
+				f.fences[i].Dropped = true
+			}
+		}
+	}
+	return out
 }
 
 // dropSlots deletes every key and named limiter of slots r from the store, shard by shard
@@ -228,6 +245,13 @@ func (sh *shardState) proposeSlots(e slotsEntry) error {
 	if node == nil {
 		return errors.New("the Raft node is rebuilding")
 	}
+	if e.Op == "drop" || e.Op == "clear" {
+		// One at a time, from the proposal to the end of the deletion: a drop of a move away
+		// that ran while a move back began would otherwise delete the keys arriving after
+		// the move back's clear.
+		sh.dropMu.Lock()
+		defer sh.dropMu.Unlock()
+	}
 	r.world.RLock()
 	defer r.world.RUnlock()
 	e.Nonce = r.nonceA.Load()
@@ -235,9 +259,16 @@ func (sh *shardState) proposeSlots(e slotsEntry) error {
 	if err := node.Raft.Apply(append([]byte{entrySlots}, b...), 10*time.Second).Error(); err != nil {
 		return err
 	}
-	if e.Op == "drop" || e.Op == "clear" {
-		if n := sh.dropSlots(e.Slots); e.Op == "drop" || n > 0 {
-			sh.s.log.Info("Deleted the keys of slots leaving or entering this shard", "op", e.Op, "slots", e.Slots.String(), "keys", n)
+	switch e.Op {
+	case "drop":
+		n := 0
+		for _, rg := range sh.fencedBy(e.Mig, false) { // as applySlots: only what is still fenced
+			n += sh.dropSlots(rg)
+		}
+		sh.s.log.Info("Deleted the keys of slots moved to another shard", "slots", e.Slots.String(), "keys", n)
+	case "clear":
+		if n := sh.dropSlots(e.Slots); n > 0 {
+			sh.s.log.Info("Cleared stale keys of slots being moved here", "slots", e.Slots.String(), "keys", n)
 		}
 	}
 	return nil
@@ -292,21 +323,20 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 	for _, fc := range sh.fenceList() {
 		fenced = fenced || fc.Mig == mg.ID
 	}
-	var keys, limiters int
+	var keys, limiters, tail int
 	var err error
-	if fenced {
-		// A retry, or a new leader of the source: the range is fenced already, and what
-		// changed in it since a first copy is unknown here. Copy all of it.
-		if keys, limiters, err = sh.copySlots(mg, nil, true); err != nil {
-			return err
-		}
-	} else {
+	pre := preCopy && !fenced
+	if pre {
 		// Pre-copy with the range still served, tracking what changes meanwhile.
 		sh.track.start(mg.Slots)
-		if _, _, err = sh.copySlots(mg, nil, true); err != nil {
+		if keys, limiters, err = sh.copySlots(mg, nil, true); err != nil {
 			sh.track.stop()
 			return err
 		}
+	}
+	var changed map[trackedKey]struct{}
+	wide := false
+	if !fenced {
 		// Stop the world for an instant: no command runs on R after this.
 		r.world.Lock()
 		slots := mg.Slots
@@ -320,14 +350,22 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		changed, wide := sh.track.stop()
+		if pre {
+			changed, wide = sh.track.stop()
+		}
 		if err := sh.proposeSlots(slotsEntry{Op: "fence", Mig: mg.ID, Slots: mg.Slots}); err != nil {
 			return fmt.Errorf("fence: %w", err)
 		}
-		if wide {
-			changed = nil // copy everything again, clearing the target's copy first
+	}
+	if pre && !wide {
+		// Only what changed during the pre-copy.
+		if tail, _, err = sh.copySlots(mg, changed, false); err != nil {
+			return err
 		}
-		if keys, limiters, err = sh.copySlots(mg, changed, wide); err != nil {
+	} else {
+		// All of R under the fence: a retry or a new leader of the source (what changed since
+		// a first copy is unknown there), pre-copy off, or a FLUSHALL/SWAPDB meanwhile.
+		if keys, limiters, err = sh.copySlots(mg, nil, true); err != nil {
 			return err
 		}
 	}
@@ -336,9 +374,9 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 		return fmt.Errorf("recording the move: %w", err)
 	}
 	sh.s.log.Info("Moved slots to another shard", "slots", mg.Slots.String(), "to", mg.To, "keys", keys,
-		"limiters", limiters, "ms", time.Since(start).Milliseconds())
+		"limiters", limiters, "copied_again_under_the_fence", tail, "ms", time.Since(start).Milliseconds())
 	sh.movedMu.Lock()
-	sh.lastMove = moveStats{Slots: mg.Slots, Keys: keys, Limiters: limiters, Took: time.Since(start)}
+	sh.lastMove = moveStats{Slots: mg.Slots, Keys: keys, Limiters: limiters, Tail: tail, Took: time.Since(start)}
 	sh.movedMu.Unlock()
 	if err := sh.proposeSlots(slotsEntry{Op: "drop", Mig: mg.ID, Slots: mg.Slots}); err != nil {
 		sh.s.log.Warn("Could not drop the keys of moved slots (retried)", "err", err)
@@ -350,8 +388,16 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 type moveStats struct {
 	Slots          cluster.Range
 	Keys, Limiters int
-	Took           time.Duration
+	// Tail counts the keys and limiters copied again under the fence (changed meanwhile).
+	Tail int
+	Took time.Duration
 }
+
+// preCopy turns on the pre-copy of a move (below). It is off: with it, the sharded chaos
+// test (tests/chaos/sharded_test.go) saw a source leader that lost its leadership during a
+// move never finish rebuilding itself (2 runs of 5); that is not diagnosed yet. Without it a
+// move copies its whole range under the fence, which that test passed every time.
+const preCopy = false
 
 // moveTrack records, while a move pre-copies its range with the range still served, which
 // keys and named limiters of the range the leader's effects change (replState.Append calls

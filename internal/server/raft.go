@@ -612,6 +612,11 @@ func (r *replState) Snapshot() ([]byte, error) {
 		return nil, errors.New("the serving leader snapshots only from a stopped world (RAFT SNAPSHOT)")
 	}
 	if !leader {
+		if cut != 0 {
+			// Leadership was lost while leaderSnapshot holds every shard lock and waits for this
+			// very call: encoding as a follower would wait for those locks forever.
+			return nil, errors.New("leadership was lost during a leader snapshot")
+		}
 		return r.followerSnapshot()
 	}
 	b, err := r.encodeSnapshot(context.Background(), true)

@@ -46,6 +46,7 @@ type shardState struct {
 	// fence is the slots this shard moved (or is moving) away (migrate.go).
 	fence    fenceState
 	track    moveTrack
+	dropMu   sync.Mutex // serializes a leader's drops and clears (migrate.go, proposeSlots)
 	movedMu  sync.Mutex
 	lastMove moveStats
 }
@@ -434,7 +435,7 @@ func (sh *shardState) status() [][2]string {
 	sh.movedMu.Unlock()
 	last := ""
 	if lm.Took > 0 {
-		last = fmt.Sprintf("slots=%s,keys=%d,limiters=%d,ms=%d", lm.Slots, lm.Keys, lm.Limiters, lm.Took.Milliseconds())
+		last = fmt.Sprintf("slots=%s,keys=%d,limiters=%d,tail=%d,ms=%d", lm.Slots, lm.Keys, lm.Limiters, lm.Tail, lm.Took.Milliseconds())
 	}
 	return [][2]string{
 		{"shard", sh.shard},

@@ -85,6 +85,13 @@ test('ioredis Cluster: workload over three shards', async (t) => {
     // The client sees three masters, each with its shard's slot range.
     await waitFor('the cluster client to be ready', 30000, () => c.status === 'ready');
     assert.equal(c.nodes('master').length, SHARDS);
+    // cluster_state:ok needs every shard's leader, not every follower's address: a follower
+    // shows in CLUSTER SLOTS once its address is in the map, a moment later. Reload until all are.
+    await waitFor('every node in the client\'s slot map', 15000, async () => {
+      if (c.nodes('all').length === SHARDS * NODES) return true;
+      await new Promise((resolve) => c.refreshSlotsCache(() => resolve()));
+      return false;
+    });
     assert.equal(c.nodes('all').length, SHARDS * NODES);
     const byPort = new Map(sc.nodes.map((n) => [n.port, n]));
     for (const [k, [lo, hi]] of SLOT_RANGES.entries()) {
