@@ -3,7 +3,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +76,11 @@ func waitUntil(t *testing.T, what string, d time.Duration, f func() bool) {
 	deadline := time.Now().Add(d)
 	for !f() {
 		if time.Now().After(deadline) {
+			if os.Getenv("HOTKV_TEST_DUMP_ON_TIMEOUT") != "" {
+				// Every goroutine of every in-process node, for a hang's post-mortem (a
+				// panic would print them only after the cleanups stopped the nodes).
+				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+			}
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -58,6 +58,16 @@ func newShardedCluster(t *testing.T, shards, perShard int, assign bool) *sharded
 		waitLeader(t, group)
 		sc.shards = append(sc.shards, group)
 	}
+	t.Cleanup(func() { // registered after the nodes' stops: runs before them
+		if !t.Failed() {
+			return
+		}
+		for _, n := range sc.all() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			t.Logf("%s: CLUSTERX STATUS %v; RAFT STATUS %v", n.id, n.c.Do(ctx, "CLUSTERX", "STATUS").Val(), n.c.Do(ctx, "RAFT", "STATUS").Val())
+			cancel()
+		}
+	})
 	first := sc.shards[0][0]
 	waitUntil(t, "the meta group's leader", 20*time.Second, func() bool {
 		return strings.Contains(fmt.Sprint(first.c.Do(context.Background(), "CLUSTERX", "STATUS").Val()), "meta_state leader")
@@ -457,7 +467,9 @@ func TestShardedRebalance(t *testing.T) {
 	})
 	sc.waitOK(t)
 	for i := range 300 {
-		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "rb:"+strconv.Itoa(i)).Val())
+		v, err := cc.Get(ctx, "rb:"+strconv.Itoa(i)).Result()
+		require.NoError(t, err, "GET rb:%d", i)
+		require.Equal(t, strconv.Itoa(i), v)
 	}
 	require.Greater(t, n3.c.DBSize(ctx).Val(), int64(50))
 	total := int64(0)
@@ -640,9 +652,19 @@ func (g *gcraLoad) call(k int) (allowed bool, err error) {
 // replies (one per worker, for a request whose reply a stopped leader never sent).
 func (g *gcraLoad) finish(t *testing.T, lost int) {
 	t.Helper()
+	var last string // why the last round did not end it, for the failure message
+	defer func() {
+		if t.Failed() {
+			t.Logf("the last round of finish: %s", last)
+		}
+	}()
 	waitUntil(t, "every key to deny", 60*time.Second, func() bool {
 		for k := range g.admitted {
 			if allowed, err := g.call(k); err != nil || allowed {
+				if why := fmt.Sprintf("key %s: allowed %v, error %v", g.key(k), allowed, err); why != last {
+					t.Logf("finish: %s", why)
+					last = why
+				}
 				return false
 			}
 		}

@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +77,7 @@ func Launch(t testing.TB, o Options) (*Server, error) {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	srv := server.New(cfg, nil)
+	srv := server.New(cfg, debugLogger(argv))
 	if o.ClockMs != 0 {
 		srv.Clock().Set(o.ClockMs)
 	}
@@ -238,4 +240,20 @@ func (r *Raw) readValue(b *strings.Builder) {
 			r.readValue(b)
 		}
 	}
+}
+
+// debugLogger is nil (logs discarded) unless HOTKV_TEST_LOG is set: then every in-process
+// server logs to stderr at debug level, each line tagged with the server's Raft node id or
+// directory, so that a failing multi-node test can be read node by node.
+func debugLogger(argv []string) *slog.Logger {
+	if os.Getenv("HOTKV_TEST_LOG") == "" {
+		return nil
+	}
+	tag := ""
+	for i := 0; i+1 < len(argv); i++ {
+		if argv[i] == "--raft-node-id" || (argv[i] == "--dir" && tag == "") {
+			tag = argv[i+1]
+		}
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", tag)
 }
