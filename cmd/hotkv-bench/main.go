@@ -209,12 +209,13 @@ func suiteCmd(ctx context.Context, args []string) error {
 	snap := fs.Int64("snapshot-keys", 1_000_000, "keys for the BGSAVE latency case (0: skip)")
 	agg := fs.Int64("aggregate-keys", 200_000, "keys per kind for the memory per small hash, set, sorted set and list (0: skip)")
 	aggOnly := fs.Bool("aggregates-only", false, "measure only the small aggregates' memory and merge it into the results read by -from (default: out's results.json)")
+	pairsOnly := fs.Bool("pairs-only", false, "measure only the HotKV-only pairs (one command against the round trips it replaces) and merge them into the results read by -from (default: out's results.json)")
 	many := fs.String("conns", "1000,10000", "connection counts of the many-connections cases (empty: skip)")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
 	from := fs.String("from", "", "rewrite the report from this results.json instead of running")
 	fs.Parse(args)
 	var res *bench.Results
-	if *aggOnly && *from == "" {
+	if (*aggOnly || *pairsOnly) && *from == "" {
 		*from = filepath.Join(*out, "benchmarks", "results.json")
 	}
 	if *from != "" {
@@ -232,6 +233,14 @@ func suiteCmd(ctx context.Context, args []string) error {
 				return err
 			}
 			res.Aggregates = rows
+		}
+		if *pairsOnly {
+			pairs, err := bench.RunPairs(ctx, bench.SuiteConfig{HotKVBin: *hotkv, Rounds: *rounds, Duration: *dur, Warmup: *warm,
+				Keyspace: *keyspace, Log: os.Stderr})
+			if err != nil {
+				return err
+			}
+			res.Pairs = pairs
 		}
 	} else {
 		cfg := bench.SuiteConfig{HotKVBin: *hotkv, RedisBin: *redisBin, Rounds: *rounds, Duration: *dur, Warmup: *warm,
@@ -263,7 +272,7 @@ func suiteCmd(ctx context.Context, args []string) error {
 			res.Raft, res.Cluster = old.Raft, old.Cluster
 		}
 	}
-	if *from == "" || *aggOnly {
+	if *from == "" || *aggOnly || *pairsOnly {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
 			return err

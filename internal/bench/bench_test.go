@@ -270,12 +270,17 @@ func TestSuiteReport(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	res, err := RunSuite(context.Background(), SuiteConfig{HotKVBin: hk, RedisBin: bin, Rounds: 1, Duration: 100 * time.Millisecond,
-		Keyspace: 1000, MemKeys: []int64{2000}, SnapshotKeys: 2000, SnapshotDuration: 1500 * time.Millisecond, ManyConns: []int{60}, Only: []string{"set", "gcra-vs-set", "gcra"}})
+		Keyspace: 1000, MemKeys: []int64{2000}, SnapshotKeys: 2000, SnapshotDuration: 1500 * time.Millisecond, ManyConns: []int{60}, Only: []string{"set", "gcra-vs-set", "gcra", "limitall"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cases) != 8 || len(res.Latency) != 3 || len(res.Memory) != 2 || len(res.Snapshot) != 4 {
-		t.Fatalf("cases %d latency %d memory %d snapshot %d", len(res.Cases), len(res.Latency), len(res.Memory), len(res.Snapshot))
+	if len(res.Cases) != 8 || len(res.Latency) != 3 || len(res.Memory) != 2 || len(res.Snapshot) != 4 || len(res.Pairs) != len(PairConns) {
+		t.Fatalf("cases %d latency %d memory %d snapshot %d pairs %d", len(res.Cases), len(res.Latency), len(res.Memory), len(res.Snapshot), len(res.Pairs))
+	}
+	for _, p := range res.Pairs {
+		if len(p.One) != 1 || len(p.Many) != 1 || p.One[0].RPS <= 0 || p.Many[0].RPS <= 0 || p.Requests != 2 {
+			t.Fatalf("pair %s: %+v", p.Name, p)
+		}
 	}
 	for _, c := range res.Cases {
 		for _, srv := range []string{NameHotKV, NameRedis} {
@@ -295,7 +300,7 @@ func TestSuiteReport(t *testing.T) {
 	md := filepath.Join(dir, "benchmarks.md")
 	os.WriteFile(md, []byte("old numbers\n"+FindingsHeading+"\n\nkept\n"), 0o644)
 	report := res.Markdown(ExistingFindings(md))
-	for _, want := range []string{"## Targets", "GCRA.LIMIT vs EVALSHA gcra.lua", "## Memory per rate-limit key", "## Latency during BGSAVE and BGREWRITEAOF", FindingsHeading + "\n\nkept\n"} {
+	for _, want := range []string{"## Targets", "GCRA.LIMIT vs EVALSHA gcra.lua", "## Memory per rate-limit key", "## Latency during BGSAVE and BGREWRITEAOF", "## One command instead of several round trips", "| limitall | 1 |", FindingsHeading + "\n\nkept\n"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)
 		}

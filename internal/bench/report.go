@@ -214,6 +214,28 @@ func (r *Results) Markdown(findings string) string {
 	b.WriteString("\nThe Lua scripts are in [internal/bench/workload.go](../internal/bench/workload.go).\n")
 	b.WriteString("\n![HotKV/Redis throughput ratio per case](benchmarks/throughput.png)\n")
 
+	if len(r.Pairs) > 0 {
+		b.WriteString("\n## One command instead of several round trips (HotKV only)\n\nWhat a HotKV command replaces has no Redis counterpart to run side by side, so each is measured against the commands a client would send instead, on the same HotKV, interleaved round by round; unpipelined. Decisions per second, median (min–max) of the rounds; with one connection, µs per decision is 1/rate: the round trips a client waits for.\n\n")
+		b.WriteString("| pair | conns | one command: decisions/s | several: decisions/s | one / several | µs per decision, one / several |\n| --- | --- | --- | --- | --- | --- |\n")
+		for i := range r.Pairs {
+			p := &r.Pairs[i]
+			one, many := Median(p.Decisions(false)), Median(p.Decisions(true))
+			us := ""
+			if p.Conns == 1 {
+				us = fmt.Sprintf("%.1f / %.1f", 1e6/one, 1e6/many)
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | **%.2f** | %s |\n", p.Name, p.Conns, spread(p.Decisions(false)), spread(p.Decisions(true)), one/many, us)
+		}
+		b.WriteString("\n")
+		seen := map[string]bool{}
+		for _, p := range r.Pairs {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				fmt.Fprintf(&b, "- %s: %s.\n", p.Name, p.Note)
+			}
+		}
+	}
+
 	if len(r.Latency) > 0 {
 		b.WriteString("\n## Latency at the same offered load\n\nOpen loop at a third of what the slower server sustained unpipelined (50 connections); ms, median over rounds.\n\n")
 		b.WriteString("| workload | offered req/s | HotKV p50 / p99 / p99.9 | Redis p50 / p99 / p99.9 | p99 ratio |\n| --- | --- | --- | --- | --- |\n")

@@ -132,6 +132,79 @@ type Results struct {
 	// Cluster is the sharded benchmark (`hotkv-bench cluster`), run on its own and kept
 	// across suite runs like Raft.
 	Cluster *ClusterResults `json:"cluster,omitempty"`
+	// Pairs are the HotKV-only comparisons (HotKVPairs): one command against the several
+	// round trips it replaces.
+	Pairs []PairResult `json:"pairs,omitempty"`
+}
+
+// PairResult is one HotKVPair at one connection count: samples of the single command (One)
+// and of the several (Many, Requests requests per decision), interleaved round by round.
+type PairResult struct {
+	Name     string   `json:"name"`
+	Note     string   `json:"note"`
+	Conns    int      `json:"conns"`
+	Requests int      `json:"requests"`
+	One      []Sample `json:"one"`
+	Many     []Sample `json:"many"`
+}
+
+// Decisions is the decisions per second of each round, one way (many: the several commands).
+func (p *PairResult) Decisions(many bool) []float64 {
+	src, per := p.One, 1.0
+	if many {
+		src, per = p.Many, float64(p.Requests)
+	}
+	out := make([]float64, 0, len(src))
+	for _, s := range src {
+		out = append(out, s.RPS/per)
+	}
+	return out
+}
+
+// PairConns are the connection counts of the pairs: one connection (a decision's latency,
+// 1/rate, where the round trips show) and 50 (throughput).
+var PairConns = []int{1, 50}
+
+// runPairs measures every HotKVPair on hk, unpipelined.
+func (cfg *SuiteConfig) runPairs(ctx context.Context, hk *Proc) ([]PairResult, error) {
+	var out []PairResult
+	for _, p := range HotKVPairs {
+		one, many := p.Templates()
+		for _, conns := range PairConns {
+			pr := PairResult{Name: p.Name, Note: p.Note, Conns: conns, Requests: len(many)}
+			for round := range cfg.Rounds {
+				for _, way := range []struct {
+					tm  []Template
+					dst *[]Sample
+				}{{one, &pr.One}, {many, &pr.Many}} {
+					r, err := Run(ctx, Config{Addr: hk.Addr, Conns: conns, Pipeline: 1, Duration: cfg.Duration, Warmup: cfg.Warmup,
+						Keyspace: cfg.Keyspace, Commands: way.tm, Seed: uint64(round + 1)})
+					if err != nil {
+						return nil, fmt.Errorf("%s: %w", p.Name, err)
+					}
+					if r.Errors > 0 {
+						return nil, fmt.Errorf("%s: %d error replies, first: %s", p.Name, r.Errors, r.FirstError)
+					}
+					*way.dst = append(*way.dst, Sample{RPS: r.Throughput(), P50: msf(r.Hist.Quantile(0.5)), P99: msf(r.Hist.Quantile(0.99))})
+				}
+				cfg.logf("  %s, %d conns, round %d: %.0f decisions/s in one command, %.0f in %d", p.Name, conns, round+1,
+					pr.One[len(pr.One)-1].RPS, pr.Many[len(pr.Many)-1].RPS/float64(len(many)), len(many))
+			}
+			out = append(out, pr)
+		}
+	}
+	return out, nil
+}
+
+// RunPairs starts a HotKV and runs only the HotKV-only pairs, for updating that section of a
+// report without the whole run.
+func RunPairs(ctx context.Context, cfg SuiteConfig) ([]PairResult, error) {
+	hk, err := StartHotKV(ctx, NameHotKV, cfg.HotKVBin, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer hk.Stop()
+	return cfg.runPairs(ctx, hk)
 }
 
 // Server names in Results.
@@ -213,6 +286,13 @@ func RunSuite(ctx context.Context, cfg SuiteConfig) (*Results, error) {
 			return nil, err
 		}
 		res.Cases = append(res.Cases, *cr)
+	}
+
+	if len(cfg.Only) == 0 || slices.ContainsFunc(HotKVPairs, func(p HotKVPair) bool { return slices.Contains(cfg.Only, p.Name) }) {
+		cfg.logf("HotKV-only pairs: one command against the round trips it replaces")
+		if res.Pairs, err = cfg.runPairs(ctx, hk); err != nil {
+			return nil, err
+		}
 	}
 
 	// Latency at the same offered load: a third of what the slower server sustained, so the

@@ -67,7 +67,16 @@ type slotsEntry struct {
 type fenceState struct {
 	mu     sync.Mutex
 	fences []slotFence
-	local  *cluster.Range
+	// epoch is, per slot, the highest migration a slots entry of this group's log named for
+	// it (nil while none did). Migrations are numbered in the order the meta group starts
+	// them and a slot moves once at a time, so an entry naming an older migration of a slot
+	// comes from a leader whose slot map lags (a node restarted while the slot moved on):
+	// applySlots ignores it for that slot. Without this, such a leader re-fenced a range that
+	// had since moved back here, and its drop deleted the keys arriving with the move back.
+	epoch *[cluster.Slots]uint64
+	// ownLive is what the last slots entry this leader proposed still applied to (current).
+	ownLive []cluster.Range
+	local   *cluster.Range
 	// fenced is published by publish (under mu), nil while no slot is fenced: the command
 	// path reads it with one atomic load.
 	fenced atomic.Pointer[[cluster.Slots]bool]
@@ -104,14 +113,68 @@ func (sh *shardState) fenceList() []slotFence {
 	return append([]slotFence(nil), sh.fence.fences...)
 }
 
-// setFences replaces the replicated fences (a Raft snapshot's, or none when the store is
-// flushed).
-func (sh *shardState) setFences(fs []slotFence) {
+// setFences replaces the replicated fences and slot epochs (a Raft snapshot's, or none when
+// the store is flushed). epochs are run-length encoded: each entry's Mig is the epoch of its
+// Slots.
+func (sh *shardState) setFences(fs, epochs []slotFence) {
 	f := &sh.fence
 	f.mu.Lock()
 	f.fences = append([]slotFence(nil), fs...)
+	f.epoch = nil
+	for _, e := range epochs {
+		if f.epoch == nil {
+			f.epoch = new([cluster.Slots]uint64)
+		}
+		for s := max(e.Slots.Start, 0); s <= min(e.Slots.End, cluster.Slots-1); s++ {
+			f.epoch[s] = e.Mig
+		}
+	}
 	f.publish()
 	f.mu.Unlock()
+}
+
+// epochList is the slot epochs run-length encoded, for a Raft snapshot.
+func (sh *shardState) epochList() []slotFence {
+	f := &sh.fence
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.epoch == nil {
+		return nil
+	}
+	var out []slotFence
+	for s := 0; s < cluster.Slots; s++ {
+		m := f.epoch[s]
+		if m == 0 {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Mig == m && out[n-1].Slots.End == s-1 {
+			out[n-1].Slots.End = s
+			continue
+		}
+		out = append(out, slotFence{Mig: m, Slots: cluster.Range{Start: s, End: s}})
+	}
+	return out
+}
+
+// current returns the parts of r whose epoch is at most mig, raising their epoch to mig: the
+// slots a slots entry of migration mig still applies to. Caller holds f.mu.
+func (f *fenceState) current(mig uint64, r cluster.Range) []cluster.Range {
+	if f.epoch == nil {
+		f.epoch = new([cluster.Slots]uint64)
+	}
+	var out []cluster.Range
+	for s := max(r.Start, 0); s <= min(r.End, cluster.Slots-1); s++ {
+		if f.epoch[s] > mig {
+			continue
+		}
+		f.epoch[s] = mig
+		if n := len(out); n > 0 && out[n-1].End == s-1 {
+			out[n-1].End = s
+		} else {
+			out = append(out, cluster.Range{Start: s, End: s})
+		}
+	}
+	return out
 }
 
 func (sh *shardState) setLocalFence(r *cluster.Range) {
@@ -133,15 +196,27 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 	// The proposing leader deletes the keys itself (proposeSlots): its apply goroutine must not
 	// wait for shard locks, which a leader snapshot holds while it waits for this goroutine.
 	own := e.Nonce != 0 && e.Nonce == sh.s.repl.nonceA.Load()
+	f.mu.Lock()
+	live := f.current(e.Mig, e.Slots)
+	if own {
+		f.ownLive = live // for proposeSlots, which deletes a clear's keys itself
+	}
+	f.mu.Unlock()
+	if len(live) == 0 {
+		sh.s.log.Warn("Ignored a slots entry of a migration the slots have moved on from", "op", e.Op, "mig", e.Mig, "slots", e.Slots.String())
+		return
+	}
 	switch e.Op {
 	case "fence":
 		f.mu.Lock()
-		found := false
-		for _, fc := range f.fences {
-			found = found || fc.Mig == e.Mig
-		}
-		if !found {
-			f.fences = append(f.fences, slotFence{Mig: e.Mig, Slots: e.Slots})
+		for _, r := range live {
+			fenced := false
+			for _, fc := range f.fences {
+				fenced = fenced || (fc.Mig == e.Mig && fc.Slots.Start <= r.Start && r.End <= fc.Slots.End)
+			}
+			if !fenced {
+				f.fences = append(f.fences, slotFence{Mig: e.Mig, Slots: r})
+			}
 		}
 		f.publish()
 		f.mu.Unlock()
@@ -162,14 +237,20 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 	case "clear":
 		n := 0
 		if !own {
-			n = sh.dropSlots(e.Slots)
+			for _, r := range live {
+				n += sh.dropSlots(r)
+			}
 		}
 		f.mu.Lock()
-		var kept []slotFence
-		for _, fc := range f.fences {
-			for _, r := range cluster.Subtract([]cluster.Range{fc.Slots}, e.Slots) {
-				kept = append(kept, slotFence{Mig: fc.Mig, Slots: r, Dropped: fc.Dropped})
+		kept := f.fences
+		for _, r := range live {
+			var cut []slotFence
+			for _, fc := range kept {
+				for _, rest := range cluster.Subtract([]cluster.Range{fc.Slots}, r) {
+					cut = append(cut, slotFence{Mig: fc.Mig, Slots: rest, Dropped: fc.Dropped})
+				}
 			}
+			kept = cut
 		}
 		f.fences = kept
 		f.publish()
@@ -267,8 +348,19 @@ func (sh *shardState) proposeSlots(e slotsEntry) error {
 		}
 		sh.s.log.Info("Deleted the keys of slots moved to another shard", "slots", e.Slots.String(), "keys", n)
 	case "clear":
-		if n := sh.dropSlots(e.Slots); n > 0 {
+		f := &sh.fence
+		f.mu.Lock()
+		live := f.ownLive // as applySlots: only the slots no later migration has reached
+		f.mu.Unlock()
+		n := 0
+		for _, rg := range live {
+			n += sh.dropSlots(rg)
+		}
+		if n > 0 {
 			sh.s.log.Info("Cleared stale keys of slots being moved here", "slots", e.Slots.String(), "keys", n)
+		}
+		if len(live) == 0 {
+			return errors.New("the slots have moved on since this migration")
 		}
 	}
 	return nil
@@ -306,13 +398,63 @@ func (sh *shardState) migrator() {
 			if mg.From != sh.shard {
 				continue
 			}
+			if live, err := sh.migrationLive(mg.ID); err != nil || !live {
+				// This node's map lags (it was down while the move completed) or the meta
+				// leader is unknown: wait rather than act on a finished move.
+				sh.setLocalFence(nil)
+				time.Sleep(200 * time.Millisecond)
+				break
+			}
 			if err := sh.migrate(mg); err != nil {
+				// The fence entry, if it committed, keeps the range fenced; if it did not,
+				// the range is served until the retry fences it again.
+				sh.setLocalFence(nil)
 				sh.s.log.Warn("Slot move failed; retrying", "slots", mg.Slots.String(), "to", mg.To, "err", err)
 				time.Sleep(500 * time.Millisecond)
 			}
 			break
 		}
 	}
+}
+
+// migrationLive asks the meta leader whether migration id is still in progress: this node's
+// copy of the map may lag (a node restarted while a move completed would otherwise fence the
+// range again and retry a finished move).
+func (sh *shardState) migrationLive(id uint64) (bool, error) {
+	addr, me := sh.leaderAddr()
+	if me {
+		if err := sh.node.Raft.Barrier(metaTimeout).Error(); err != nil {
+			return false, err
+		}
+		_, ok := sh.fsm.View().Migration(id)
+		return ok, nil
+	}
+	if addr == "" {
+		return false, errNoMetaLeader
+	}
+	p, err := sh.s.dialPeer(addr, metaTimeout)
+	if err != nil {
+		return false, err
+	}
+	defer p.close()
+	line, err := p.call("CLUSTERX", "MAP")
+	if err != nil {
+		return false, err
+	}
+	b, err := p.bulkReply(line)
+	if err != nil {
+		return false, err
+	}
+	m, err := cluster.Decode(b)
+	if err != nil {
+		return false, err
+	}
+	for _, mg := range m.Migrations {
+		if mg.ID == id {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // migrate runs steps 2 to 5 of a migration from this shard.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -88,6 +89,19 @@ func (p *peerConn) reply() (string, error) {
 		return "", errors.New(line[1:])
 	}
 	return line, nil
+}
+
+// bulkReply reads the body of a bulk string reply whose first line was line.
+func (p *peerConn) bulkReply(line string) ([]byte, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(line, "$"))
+	if !strings.HasPrefix(line, "$") || err != nil || n < 0 {
+		return nil, fmt.Errorf("expected a bulk string, got %q", line)
+	}
+	b := make([]byte, n+2)
+	if _, err := io.ReadFull(p.rd, b); err != nil {
+		return nil, err
+	}
+	return b[:n], nil
 }
 
 func (p *peerConn) call(args ...string) (string, error) {

@@ -476,7 +476,7 @@ func (r *replState) reset() {
 // flushStore empties the keyspace, the named limiters and the function libraries.
 func (r *replState) flushStore() {
 	if r.s.shards != nil {
-		r.s.shards.setFences(nil) // state derived from the log, rebuilt with the store
+		r.s.shards.setFences(nil, nil) // state derived from the log, rebuilt with the store
 	}
 	r.rp.exec("raft", &persist.Batch{}, [][]byte{[]byte("FLUSHALL"), []byte("SYNC")})
 	r.rp.exec("raft", &persist.Batch{}, [][]byte{[]byte("FUNCTION"), []byte("FLUSH"), []byte("SYNC")})
@@ -597,8 +597,10 @@ func (r *replState) Apply(index, term uint64, data []byte) {
 type snapMeta struct {
 	TimeFloorMs int64             `json:"time_floor_ms"`
 	Leaders     map[string]string `json:"leaders"` // every member's client address (cluster.go)
-	// Fences are the slots a shard moved away (migrate.go).
+	// Fences are the slots a shard moved away (migrate.go); Epochs each slot's latest
+	// migration, run-length encoded (fenceState.epoch).
 	Fences []slotFence `json:"fences,omitempty"`
+	Epochs []slotFence `json:"epochs,omitempty"`
 }
 
 // Snapshot implements replication.FSM. A follower's store is exactly the applied state (it
@@ -705,6 +707,7 @@ func (r *replState) encodeSnapshot(ctx context.Context, held bool) ([]byte, erro
 	sm := snapMeta{TimeFloorMs: r.floor.Load(), Leaders: r.leaders}
 	if r.s.shards != nil {
 		sm.Fences = r.s.shards.fenceList()
+		sm.Epochs = r.s.shards.epochList()
 	}
 	meta, _ := json.Marshal(sm)
 	r.metaMu.Unlock()
@@ -745,7 +748,7 @@ func (r *replState) Restore(rd io.Reader) error {
 		r.floor.Store(m.TimeFloorMs)
 	}
 	if r.s.shards != nil {
-		r.s.shards.setFences(m.Fences)
+		r.s.shards.setFences(m.Fences, m.Epochs)
 	}
 	r.metaMu.Lock()
 	r.leaders = map[string]string{} // the snapshot's map replaces this node's (member entries delete)
