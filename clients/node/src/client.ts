@@ -3,7 +3,7 @@ import {
   type RedisClientOptions, type RedisClientType, type RedisClusterOptions, type RedisClusterType,
   type RespVersions, type RedisFunctions, type RedisScripts, type TypeMapping,
 } from 'redis';
-import { commandDefs, hotkvModule, type ArgParser, type CommandDef, type GCRALimitSpec, type HotKVModule, type RateLimitCreateOptions } from './commands.js';
+import { commandDefs, hotkvModule, type ArgParser, type CommandDef, type GCRALimitSpec, type HotKVModule, type RateLimitCreateOptions, type RateLimitUpdateOptions } from './commands.js';
 import { HotKVError } from './errors.js';
 import type { Int64Mode, IntArg, IntOf } from './int64.js';
 import type { GCRALimitAllResult, GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult } from './results.js';
@@ -148,11 +148,23 @@ export abstract class RateLimitCommands<M extends Int64Mode = 'number'> {
     return this.#run(this.#defs.clThrottle, key, maxBurst, countPerPeriod, periodS, quantity);
   }
 
-  /** RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r]. Fails with
+  /** RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r] [SHADOW]. Fails with
    * "ERR limiter already exists or limit reached" if the name exists, even with the same
-   * settings (create limiters at start-up and ignore that error). There is no ALTER. */
+   * settings (create limiters at start-up and ignore that error). To change a limiter in
+   * place, keeping its state, use rateLimitUpdate. */
   rateLimitCreate(name: KeyLike, limit: IntArg, windowMs: IntArg, options?: RateLimitCreateOptions): Promise<'OK'> {
     return this.#run(this.#defs.rateLimitCreate, name, limit, windowMs, options);
+  }
+
+  /**
+   * RATELIMIT.UPDATE name [LIMIT n] [WINDOW ms] [REFILL r | DRAIN r] [SHADOW ON|OFF]: changes a
+   * limiter in place, sending only the options given. The limiter keeps its keys' state and its
+   * totals: a sliding window keeps its log (a key above a lowered limit waits until enough units
+   * age out), a bucket keeps each key's units in use, clamped to the new limit. An unknown
+   * limiter is "ERR limiter not found".
+   */
+  rateLimitUpdate(name: KeyLike, update: RateLimitUpdateOptions): Promise<'OK'> {
+    return this.#run(this.#defs.rateLimitUpdate, name, update);
   }
 
   /** RATELIMIT.CHECK name key [COST cost]: checks a request for key and counts it if allowed.
@@ -172,7 +184,8 @@ export abstract class RateLimitCommands<M extends Int64Mode = 'number'> {
     return this.#run(this.#defs.rateLimitReset, name, key);
   }
 
-  /** RATELIMIT.STATS name: settings, keys with live state, allowed and denied totals. */
+  /** RATELIMIT.STATS name: settings, keys with live state, allowed and denied totals, shadow
+   * mode and the units denied in shadow mode. */
   rateLimitStats(name: KeyLike): Promise<RateLimitStats<IntOf<M>>> {
     return this.#run(this.#defs.rateLimitStats, name);
   }

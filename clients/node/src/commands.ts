@@ -16,6 +16,32 @@ export interface RateLimitCreateOptions {
   refill?: number | string;
   /** DRAIN (leaky_bucket): units per second, written like refill. Default: limit per window. */
   drain?: number | string;
+  /**
+   * SHADOW: creates the limiter in shadow mode. Every check is allowed while the decision is
+   * still recorded and counted as an enforced limiter would, so a limit can be measured in
+   * production before it is enforced (rateLimitUpdate with shadow: false turns it off). A shadow
+   * denial is an allowed result with retryAfterMs other than 0. false sends nothing.
+   */
+  shadow?: boolean;
+}
+
+/**
+ * RATELIMIT.UPDATE's options: only those given (not undefined) are sent, the others keep their
+ * value; at least one is needed (the server replies "ERR syntax error" otherwise). The algorithm
+ * cannot change. The server's AT option is not offered: it is the instant the server journals
+ * a conversion at, not an application setting (as in the Go client).
+ */
+export interface RateLimitUpdateOptions {
+  /** LIMIT: the new limit. */
+  limit?: IntArg;
+  /** WINDOW: the new window in ms. A limiter on the default rate (limit per window) follows it. */
+  windowMs?: IntArg;
+  /** REFILL (token_bucket only): the new rate in tokens per second, written like the create option. */
+  refill?: number | string;
+  /** DRAIN (leaky_bucket only): the new rate in units per second. */
+  drain?: number | string;
+  /** SHADOW ON (true) or OFF (false): shadow mode on a live limiter. */
+  shadow?: boolean;
 }
 
 /** One limit of gcraLimitAll: a key with its own period and burst, as GCRA.LIMIT takes them. */
@@ -120,8 +146,22 @@ export function commandDefs<I extends Int>() {
         if (options?.algo !== undefined) p.push('ALGO', options.algo);
         if (options?.refill !== undefined) p.push('REFILL', formatRate(options.refill));
         if (options?.drain !== undefined) p.push('DRAIN', formatRate(options.drain));
+        if (options?.shadow) p.push('SHADOW');
       },
       transform: (r): 'OK' => parseOK(r, 'ratelimit.create'),
+    }),
+    rateLimitUpdate: def({
+      readonly: false,
+      parse: (p: ArgParser, name: KeyLike, update: RateLimitUpdateOptions) => {
+        p.push('RATELIMIT.UPDATE');
+        p.pushKey(keyArg(name));
+        if (update.limit !== undefined) p.push('LIMIT', intArg(update.limit));
+        if (update.windowMs !== undefined) p.push('WINDOW', intArg(update.windowMs));
+        if (update.refill !== undefined) p.push('REFILL', formatRate(update.refill));
+        if (update.drain !== undefined) p.push('DRAIN', formatRate(update.drain));
+        if (update.shadow !== undefined) p.push('SHADOW', update.shadow ? 'ON' : 'OFF');
+      },
+      transform: (r): 'OK' => parseOK(r, 'ratelimit.update'),
     }),
     rateLimitCheck: def({
       readonly: false,

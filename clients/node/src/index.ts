@@ -7,7 +7,7 @@
 export { HotKV, HotKVCluster, RateLimitCommands, WrappedClient, toRedisUrl, REPLY_TYPE_MAPPING } from './client.js';
 export type { CommandSender, HotKVOptions, HotKVClusterOptions, HotKVExtraOptions, HotKVRedisClient, HotKVRedisCluster } from './client.js';
 export { hotkvModule } from './commands.js';
-export type { GCRALimitSpec, HotKVModule, RateLimitCreateOptions } from './commands.js';
+export type { GCRALimitSpec, HotKVModule, RateLimitCreateOptions, RateLimitUpdateOptions } from './commands.js';
 export type { GCRAResult, GCRALimitAllResult, ThrottleResult, RateLimitResult, RateLimitStats, Algorithm } from './results.js';
 export { HotKVError } from './errors.js';
 export { formatRate } from './int64.js';

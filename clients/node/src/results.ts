@@ -90,6 +90,12 @@ export interface RateLimitStats<I extends Int = number> {
   refillPerSec?: number;
   /** leaky_bucket only: the configured rate in units per second. */
   drainPerSec?: number;
+  /** Shadow mode: every check is allowed, decisions are still recorded and counted. */
+  shadow: boolean;
+  /** Units denied in shadow mode and let through anyway (they are in totalDenied too); kept
+   * when shadow mode is switched off. Servers without shadow mode send neither field: false
+   * and 0. */
+  totalShadowDenied: I;
 }
 
 function fiveInts(reply: unknown, what: string): unknown[] {
@@ -203,7 +209,8 @@ export function parseStats<I extends Int>(reply: unknown, mode: Int64Mode, what 
   } else {
     throw new HotKVError(`${what}: unexpected reply ${String(reply)}`);
   }
-  const out: Partial<RateLimitStats<I>> = {};
+  // The shadow fields came later and trail the reply: an older server leaves the defaults.
+  const out: Partial<RateLimitStats<I>> = { shadow: false, totalShadowDenied: toInt<I>('0', mode, what) };
   let seen = 0;
   for (const [k, v] of pairs) {
     // Fields this client does not know are ignored, so a newer server may add some.
@@ -217,6 +224,8 @@ export function parseStats<I extends Int>(reply: unknown, mode: Int64Mode, what 
       case 'total_denied': out.totalDenied = toInt<I>(v, mode, what); seen++; break;
       case 'refill_per_sec': out.refillPerSec = rate(v, what); break;
       case 'drain_per_sec': out.drainPerSec = rate(v, what); break;
+      case 'shadow': out.shadow = flag(v, what); break;
+      case 'total_shadow_denied': out.totalShadowDenied = toInt<I>(v, mode, what); break;
     }
   }
   if (seen !== 7 || out.name === undefined || out.algo === undefined) {

@@ -115,6 +115,7 @@ test('product docs: CLI sessions through the typed API', async () => {
       assert.deepEqual(rl(await c.rateLimitCheck('api', 'user:42', 5)), [1, 94, 0, 100, 1]);
       assert.deepEqual(await c.rateLimitStats('api'), {
         name: 'api', algo: 'sliding_window', limit: 100, windowMs: 60000, uniqueKeys: 1, totalAllowed: 6, totalDenied: 0,
+        shadow: false, totalShadowDenied: 0,
       });
       assert.equal(await c.rateLimitCreate('uploads', 20, 4000, { algo: 'token_bucket', refill: 5 }), 'OK');
       assert.equal((await c.rateLimitStats('uploads')).refillPerSec, 5);

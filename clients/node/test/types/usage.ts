@@ -5,7 +5,7 @@ import Fastify from 'fastify';
 import { createClient } from 'redis';
 import {
   HotKV, HotKVCluster, hotkvModule, hotkvExpress, hotkvFastify, gcra, limiter, keySlot,
-  type GCRAResult, type GCRALimitAllResult, type GCRALimitSpec, type RateLimitResult, type RateLimitStats, type ThrottleResult, type Decision,
+  type GCRAResult, type GCRALimitAllResult, type GCRALimitSpec, type RateLimitResult, type RateLimitStats, type RateLimitUpdateOptions, type ThrottleResult, type Decision,
 } from '@hotkv/client';
 
 export async function usage(): Promise<void> {
@@ -17,6 +17,11 @@ export async function usage(): Promise<void> {
   const s: RateLimitStats = await client.rateLimitStats('api');
   const rate: number | undefined = s.refillPerSec ?? s.drainPerSec;
   await client.rateLimitCreate('tb', 20, 4000, { algo: 'token_bucket', refill: 5 });
+  const shadowCreated: 'OK' = await client.rateLimitCreate('sh', 10, 1000, { shadow: true });
+  const updated: 'OK' = await client.rateLimitUpdate('tb', { limit: 30, windowMs: 2000, refill: '2.5', shadow: false });
+  const upd: RateLimitUpdateOptions = { drain: 1, shadow: true };
+  const shadowInfo: [boolean, number] = [s.shadow, s.totalShadowDenied];
+  void [shadowCreated, updated, upd, shadowInfo];
   const names: string[] = await client.rateLimitList();
   const reset: number = await client.gcraReset('a', 'b');
   void [n, t, r, rate, names, reset];
@@ -31,7 +36,8 @@ export async function usage(): Promise<void> {
   const limit: bigint = (await big.gcraLimit('k', 60000, 9223372036854775807n)).limit;
   const allRetry: bigint = (await big.gcraLimitAll([{ key: 'k', periodMs: 60000, burst: 10 }])).retryAfterMs;
   const refundLimit: bigint = (await big.gcraRefund('k', 60000, 10, 9223372036854775807n)).limit;
-  void [limit, allRetry, refundLimit];
+  const bigShadowDenied: bigint = (await big.rateLimitStats('api')).totalShadowDenied;
+  void [limit, allRetry, refundLimit, bigShadowDenied];
 
   // The node-redis client stays available, and the typed commands work in MULTI.
   await client.redis.set('plain', 'value');

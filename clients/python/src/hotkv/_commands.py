@@ -53,6 +53,7 @@ RESPONSE_CALLBACKS: Dict[str, Callable[..., Any]] = {
     "GCRA.REFUND": parse_gcra,
     "CL.THROTTLE": parse_throttle,
     "RATELIMIT.CREATE": parse_ok,
+    "RATELIMIT.UPDATE": parse_ok,
     "RATELIMIT.CHECK": parse_ratelimit,
     "RATELIMIT.PEEK": parse_ratelimit,
     "RATELIMIT.RESET": parse_int,
@@ -74,6 +75,7 @@ KEY_POSITIONS: Dict[str, Tuple[int, int, int]] = {
     "GCRA.RESET": (1, -1, 1),
     "CL.THROTTLE": (1, 1, 1),
     "RATELIMIT.CREATE": (1, 1, 1),
+    "RATELIMIT.UPDATE": (1, 1, 1),
     "RATELIMIT.CHECK": (1, 1, 1),
     "RATELIMIT.PEEK": (1, 1, 1),
     "RATELIMIT.RESET": (1, 1, 1),
@@ -220,14 +222,22 @@ class HotKVCommands:
         algo: Optional[str] = None,
         refill: Optional[Rate] = None,
         drain: Optional[Rate] = None,
+        shadow: bool = False,
     ) -> Reply[bool]:
         """RATELIMIT.CREATE: creates a named limiter; True on ``OK``.
 
         ``algo`` is ``"sliding_window"`` (the server's default), ``"token_bucket"`` or
         ``"leaky_bucket"``; ``refill`` (token bucket) and ``drain`` (leaky bucket) are units
-        per second (default ``limit`` per ``window_ms``). An existing name fails with
-        ``ERR limiter already exists or limit reached``, even with identical settings; there
-        is no ALTER (drop and create again)."""
+        per second (default ``limit`` per ``window_ms``). ``shadow=True`` sends the SHADOW
+        flag: every check is allowed while the decision is still computed, recorded and
+        counted as an enforced limiter would, so a limit can be measured in production before
+        it is enforced (:meth:`ratelimit_update` with ``shadow=False`` turns it off). A shadow
+        denial is an allowed result with ``retry_after_ms`` other than 0, which an
+        application can log.
+
+        An existing name fails with ``ERR limiter already exists or limit reached``, even with
+        identical settings; to change a limiter in place, keeping its state and totals, use
+        :meth:`ratelimit_update`."""
         args: List[Any] = ["RATELIMIT.CREATE", name, limit, window_ms]
         if algo is not None:
             args += ["ALGO", algo]
@@ -235,6 +245,44 @@ class HotKVCommands:
             args += ["REFILL", format_rate(refill)]
         if drain is not None:
             args += ["DRAIN", format_rate(drain)]
+        if shadow:
+            args.append("SHADOW")
+        return self.execute_command(*args)  # type: ignore[no-any-return]
+
+    def ratelimit_update(
+        self,
+        name: KeyT,
+        limit: Optional[int] = None,
+        window_ms: Optional[int] = None,
+        refill: Optional[Rate] = None,
+        drain: Optional[Rate] = None,
+        shadow: Optional[bool] = None,
+    ) -> Reply[bool]:
+        """RATELIMIT.UPDATE: changes an existing limiter in place; True on ``OK``.
+
+        Only the arguments given (not None) are sent: ``LIMIT``, ``WINDOW`` (ms), ``REFILL``
+        (token bucket) or ``DRAIN`` (leaky bucket), ``SHADOW ON|OFF``; the others keep their
+        value, and at least one is needed (``ERR syntax error`` otherwise). The limiter keeps
+        every key's state and its totals: a sliding window keeps its log (a key above a
+        lowered limit waits until enough units age out), a bucket keeps each key's units in
+        use, clamped to the new limit. A limiter on the default rate stays on it, recomputed
+        from the new limit and window. The algorithm cannot change (drop and create). An
+        unknown limiter is ``ERR limiter not found``.
+
+        The server's ``AT ms`` option is not offered: it is the conversion instant the
+        server writes to its journal, not something an application sets (as in the Go
+        client)."""
+        args: List[Any] = ["RATELIMIT.UPDATE", name]
+        if limit is not None:
+            args += ["LIMIT", limit]
+        if window_ms is not None:
+            args += ["WINDOW", window_ms]
+        if refill is not None:
+            args += ["REFILL", format_rate(refill)]
+        if drain is not None:
+            args += ["DRAIN", format_rate(drain)]
+        if shadow is not None:
+            args += ["SHADOW", "ON" if shadow else "OFF"]
         return self.execute_command(*args)  # type: ignore[no-any-return]
 
     def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> Reply[RateLimitResult]:
@@ -254,8 +302,9 @@ class HotKVCommands:
         return self.execute_command("RATELIMIT.RESET", name, key)  # type: ignore[no-any-return]
 
     def ratelimit_stats(self, name: KeyT) -> Reply[RateLimitStats]:
-        """RATELIMIT.STATS: the limiter's settings, its keys with live state and its allowed
-        and denied totals (in units)."""
+        """RATELIMIT.STATS: the limiter's settings, its keys with live state, its allowed
+        and denied totals (in units), its shadow mode and the units it let through in shadow
+        mode."""
         return self.execute_command("RATELIMIT.STATS", name)  # type: ignore[no-any-return]
 
     def ratelimit_drop(self, name: KeyT) -> Reply[bool]:
@@ -291,6 +340,16 @@ class SyncCommands(HotKVCommands):
             algo: Optional[str] = None,
             refill: Optional[Rate] = None,
             drain: Optional[Rate] = None,
+            shadow: bool = False,
+        ) -> bool: ...
+        def ratelimit_update(
+            self,
+            name: KeyT,
+            limit: Optional[int] = None,
+            window_ms: Optional[int] = None,
+            refill: Optional[Rate] = None,
+            drain: Optional[Rate] = None,
+            shadow: Optional[bool] = None,
         ) -> bool: ...
         def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> RateLimitResult: ...
         def ratelimit_peek(self, name: KeyT, key: KeyT) -> RateLimitResult: ...
@@ -330,6 +389,16 @@ class AsyncCommands(HotKVCommands):
             algo: Optional[str] = None,
             refill: Optional[Rate] = None,
             drain: Optional[Rate] = None,
+            shadow: bool = False,
+        ) -> Awaitable[bool]: ...
+        def ratelimit_update(
+            self,
+            name: KeyT,
+            limit: Optional[int] = None,
+            window_ms: Optional[int] = None,
+            refill: Optional[Rate] = None,
+            drain: Optional[Rate] = None,
+            shadow: Optional[bool] = None,
         ) -> Awaitable[bool]: ...
         def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> Awaitable[RateLimitResult]: ...
         def ratelimit_peek(self, name: KeyT, key: KeyT) -> Awaitable[RateLimitResult]: ...

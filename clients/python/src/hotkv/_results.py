@@ -220,6 +220,12 @@ class RateLimitStats:
     """The token_bucket rate; None for other algorithms."""
     drain_per_sec: Optional[float] = None
     """The leaky_bucket rate; None for other algorithms."""
+    shadow: bool = False
+    """Shadow mode: every check is allowed, decisions are still recorded and counted."""
+    total_shadow_denied: int = 0
+    """Units denied in shadow mode and let through anyway (they are in ``total_denied``
+    too); kept when shadow mode is switched off. Servers without shadow mode send neither
+    field: False and 0."""
 
     @property
     def rate(self) -> Optional[float]:
@@ -342,8 +348,11 @@ def parse_stats(response: Any, **options: Any) -> RateLimitStats:
             name = _text(k)
             if name in ("name", "algo"):
                 fields[name] = _text(v)
-            elif name in ("limit", "window_ms", "unique_keys", "total_allowed", "total_denied"):
+            elif name in ("limit", "window_ms", "unique_keys", "total_allowed", "total_denied",
+                          "total_shadow_denied"):
                 fields[name] = _as_int(v)
+            elif name == "shadow":
+                fields[name] = _as_int(v) != 0
             elif name in ("refill_per_sec", "drain_per_sec"):
                 fields[name] = _as_float(v)
         return RateLimitStats(**fields)

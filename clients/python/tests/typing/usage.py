@@ -3,7 +3,7 @@ assignment fails the check if a method's declared type is wrong."""
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Tuple
 
 import hotkv
 import hotkv.asyncio
@@ -22,6 +22,10 @@ def sync(client: hotkv.HotKV) -> None:
     ok: bool = client.ratelimit_create("api", 100, 60000, algo="token_bucket", refill=0.5)
     c: RateLimitResult = client.ratelimit_check("api", "user:42", cost=1)
     s: RateLimitStats = client.ratelimit_stats("api")
+    up: bool = client.ratelimit_update("api", limit=200, window_ms=1000, shadow=False)
+    sh: bool = client.ratelimit_create("shadowed", 10, 1000, shadow=True)
+    shadow_info: Tuple[bool, int] = (s.shadow, s.total_shadow_denied)
+    print(up, sh, shadow_info)
     names: List[str] = client.ratelimit_list()
     from_url: hotkv.HotKV = hotkv.HotKV.from_url("redis://localhost:6379")
     wait: float = g.retry_after.total_seconds() + t.reset_after.total_seconds()
@@ -33,6 +37,8 @@ async def asynchronous(client: hotkv.asyncio.HotKV) -> None:
     c: RateLimitResult = await client.ratelimit_check("api", "user:42")
     la: GCRALimitAllResult = await client.gcra_limit_all([("{u}s", 1000, 5)], count=2)
     rf: GCRAResult = await client.gcra_refund("k", 60000, 10, 2)
+    up: bool = await client.ratelimit_update("api", refill="2.5", shadow=True)
+    print(up)
     print(la, rf)
     names: List[str] = await client.ratelimit_list()
     print(g, c, names)

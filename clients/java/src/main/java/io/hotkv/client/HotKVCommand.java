@@ -24,8 +24,13 @@ public enum HotKVCommand implements ProtocolCommand {
   GCRA_RESET("GCRA.RESET"),
   /** {@code CL.THROTTLE key max_burst count_per_period period_s [quantity]}. */
   CL_THROTTLE("CL.THROTTLE"),
-  /** {@code RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r]}. */
+  /** {@code RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r] [SHADOW]}. */
   RATELIMIT_CREATE("RATELIMIT.CREATE"),
+  /**
+   * {@code RATELIMIT.UPDATE name [LIMIT n] [WINDOW ms] [REFILL r | DRAIN r] [SHADOW ON|OFF] [AT
+   * ms]}.
+   */
+  RATELIMIT_UPDATE("RATELIMIT.UPDATE"),
   /** {@code RATELIMIT.CHECK name key [COST n]}. */
   RATELIMIT_CHECK("RATELIMIT.CHECK"),
   /** {@code RATELIMIT.PEEK name key}. */

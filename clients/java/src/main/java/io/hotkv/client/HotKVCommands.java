@@ -128,6 +128,22 @@ public final class HotKVCommands {
    */
   public static CommandObject<String> rateLimitCreate(
       String name, long limit, long windowMillis, Algorithm algorithm, Double refill, Double drain) {
+    return rateLimitCreate(name, limit, windowMillis, algorithm, refill, drain, false);
+  }
+
+  /**
+   * {@code RATELIMIT.CREATE name limit window_ms [ALGO a] [REFILL r] [DRAIN r] [SHADOW]}: as
+   * above, with {@code shadow} true sending the SHADOW flag (a limiter in shadow mode: every
+   * check allowed, decisions still recorded and counted).
+   */
+  public static CommandObject<String> rateLimitCreate(
+      String name,
+      long limit,
+      long windowMillis,
+      Algorithm algorithm,
+      Double refill,
+      Double drain,
+      boolean shadow) {
     CommandArguments a = args(HotKVCommand.RATELIMIT_CREATE).key(name).add(limit).add(windowMillis);
     if (algorithm != null) {
       a.add("ALGO").add(algorithm.wireName());
@@ -137,6 +153,33 @@ public final class HotKVCommands {
     }
     if (drain != null) {
       a.add("DRAIN").add(formatRate(drain));
+    }
+    if (shadow) {
+      a.add("SHADOW");
+    }
+    return new CommandObject<>(a, Results.STATUS);
+  }
+
+  /**
+   * {@code RATELIMIT.UPDATE name [LIMIT n] [WINDOW ms] [REFILL r | DRAIN r] [SHADOW ON|OFF]}:
+   * only the update's non-null components are sent, in that order; replies {@code OK}.
+   */
+  public static CommandObject<String> rateLimitUpdate(String name, RateLimitUpdate update) {
+    CommandArguments a = args(HotKVCommand.RATELIMIT_UPDATE).key(name);
+    if (update.limit() != null) {
+      a.add("LIMIT").add(update.limit().longValue());
+    }
+    if (update.windowMillis() != null) {
+      a.add("WINDOW").add(update.windowMillis().longValue());
+    }
+    if (update.refill() != null) {
+      a.add("REFILL").add(formatRate(update.refill()));
+    }
+    if (update.drain() != null) {
+      a.add("DRAIN").add(formatRate(update.drain()));
+    }
+    if (update.shadow() != null) {
+      a.add("SHADOW").add(update.shadow() ? "ON" : "OFF");
     }
     return new CommandObject<>(a, Results.STATUS);
   }

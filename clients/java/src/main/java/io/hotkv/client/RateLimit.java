@@ -27,20 +27,70 @@ public final class RateLimit {
    *
    * <p>Creating a name that exists fails with {@code ERR limiter already exists or limit reached},
    * even with identical settings, so an application that creates its limiters at start-up may
-   * ignore that error. There is no ALTER: drop and create again.
+   * ignore that error. To change a limiter in place, keeping its state, use {@link #update}.
    *
    * @return {@code "OK"}
    */
   public String create(
       String name, long limit, long windowMillis, Algorithm algorithm, Double refill, Double drain) {
+    return create(name, limit, windowMillis, algorithm, refill, drain, false);
+  }
+
+  /**
+   * {@link #create(String, long, long, Algorithm, Double, Double)} with {@code shadow}: true sends
+   * the SHADOW flag and creates the limiter in shadow mode. Every check is then allowed while the
+   * decision is still recorded and counted as an enforced limiter would, so a limit can be
+   * measured in production before it is enforced ({@code update(name,
+   * RateLimitUpdate.of().shadow(false))} turns it off). A shadow denial is an allowed result with
+   * {@link RateLimitResult#retryAfterMillis()} other than 0.
+   *
+   * @return {@code "OK"}
+   */
+  public String create(
+      String name,
+      long limit,
+      long windowMillis,
+      Algorithm algorithm,
+      Double refill,
+      Double drain,
+      boolean shadow) {
     return client.execute(
-        HotKVCommands.rateLimitCreate(name, limit, windowMillis, algorithm, refill, drain));
+        HotKVCommands.rateLimitCreate(name, limit, windowMillis, algorithm, refill, drain, shadow));
   }
 
   /** {@link #create(String, long, long, Algorithm, Double, Double)} with the window as a Duration. */
   public String create(
       String name, long limit, Duration window, Algorithm algorithm, Double refill, Double drain) {
     return create(name, limit, HotKVCommands.millis(window), algorithm, refill, drain);
+  }
+
+  /**
+   * {@link #create(String, long, long, Algorithm, Double, Double, boolean)} with the window as a
+   * Duration.
+   */
+  public String create(
+      String name,
+      long limit,
+      Duration window,
+      Algorithm algorithm,
+      Double refill,
+      Double drain,
+      boolean shadow) {
+    return create(name, limit, HotKVCommands.millis(window), algorithm, refill, drain, shadow);
+  }
+
+  /**
+   * {@code RATELIMIT.UPDATE name [LIMIT n] [WINDOW ms] [REFILL r | DRAIN r] [SHADOW ON|OFF]}:
+   * changes a limiter in place, sending only what {@code update} sets. The limiter keeps its
+   * keys' state and its totals: a sliding window keeps its log (a key above a lowered limit
+   * waits until enough units age out), a bucket keeps each key's units in use, clamped to the new
+   * limit. A limiter on the default rate stays on it, recomputed from the new limit and window.
+   * An unknown limiter gives {@code ERR limiter not found}.
+   *
+   * @return {@code "OK"}
+   */
+  public String update(String name, RateLimitUpdate update) {
+    return client.execute(HotKVCommands.rateLimitUpdate(name, update));
   }
 
   /**
@@ -74,7 +124,7 @@ public final class RateLimit {
     return client.execute(HotKVCommands.rateLimitReset(name, key));
   }
 
-  /** {@code RATELIMIT.STATS name}: settings, live keys and totals. */
+  /** {@code RATELIMIT.STATS name}: settings, live keys, totals and shadow mode. */
   public RateLimitStats stats(String name) {
     return client.execute(HotKVCommands.rateLimitStats(name));
   }

@@ -17,6 +17,10 @@ import java.time.Duration;
  * @param totalDenied units denied since creation, including requests larger than the limit
  * @param refillPerSecond the token_bucket rate, 0 for the other algorithms
  * @param drainPerSecond the leaky_bucket rate, 0 for the other algorithms
+ * @param shadow shadow mode: every check is allowed, decisions are still recorded and counted
+ * @param totalShadowDenied units denied in shadow mode and let through anyway (they are in
+ *     {@code totalDenied} too); kept when shadow mode is switched off. Servers without shadow
+ *     mode send neither field: false and 0.
  */
 public record RateLimitStats(
     String name,
@@ -27,7 +31,24 @@ public record RateLimitStats(
     long totalAllowed,
     long totalDenied,
     double refillPerSecond,
-    double drainPerSecond) {
+    double drainPerSecond,
+    boolean shadow,
+    long totalShadowDenied) {
+
+  /** The stats of a limiter not in shadow mode and never in it (the fields before shadow mode). */
+  public RateLimitStats(
+      String name,
+      Algorithm algorithm,
+      long limit,
+      long windowMillis,
+      long uniqueKeys,
+      long totalAllowed,
+      long totalDenied,
+      double refillPerSecond,
+      double drainPerSecond) {
+    this(name, algorithm, limit, windowMillis, uniqueKeys, totalAllowed, totalDenied,
+        refillPerSecond, drainPerSecond, false, 0);
+  }
 
   /** {@link #windowMillis()} as a Duration. */
   public Duration window() {

@@ -193,6 +193,9 @@ final class Results {
     Algorithm algo = null;
     long limit = 0, window = 0, keys = 0, allowed = 0, denied = 0;
     double refill = 0, drain = 0;
+    // The shadow fields came later and trail the reply: an older server leaves these defaults.
+    boolean shadow = false;
+    long shadowDenied = 0;
     int seen = 0;
     try {
       for (Object[] p : pairs) {
@@ -230,6 +233,14 @@ final class Results {
           }
           case "refill_per_sec" -> refill = number(p[1], data);
           case "drain_per_sec" -> drain = number(p[1], data);
+          case "shadow" -> {
+            long on = integer(p[1], data);
+            if (on != 0 && on != 1) {
+              throw unexpected("RATELIMIT.STATS", data);
+            }
+            shadow = on == 1;
+          }
+          case "total_shadow_denied" -> shadowDenied = integer(p[1], data);
           default -> {
             // a field added by a newer server
           }
@@ -241,7 +252,8 @@ final class Results {
     if (seen != 7) {
       throw unexpected("RATELIMIT.STATS", data);
     }
-    return new RateLimitStats(name, algo, limit, window, keys, allowed, denied, refill, drain);
+    return new RateLimitStats(
+        name, algo, limit, window, keys, allowed, denied, refill, drain, shadow, shadowDenied);
   }
 
   private static String text(Object v, Object data) {
