@@ -32,14 +32,17 @@ type Leases struct {
 // applied so far in the same scope. It saturates instead of overflowing (a clock beyond the
 // year 2262 or 2^63 leases in one scope).
 func NextLeaseID(nowMs, last int64) int64 {
-	id := int64(Max)
-	if nowMs >= 0 && nowMs <= Max/LeaseIDsPerMs {
+	var id int64
+	switch {
+	case nowMs > Max/LeaseIDsPerMs:
+		id = Max
+	case nowMs > 0:
 		id = nowMs * LeaseIDsPerMs
 	}
-	if last < Max && last+1 > id {
-		id = last + 1
+	if last >= Max {
+		return Max
 	}
-	return max(id, 1)
+	return max(id, last+1, 1)
 }
 
 // Prune drops the leases that expired at nowMs (acquired at ts <= nowMs - windowMs) and
