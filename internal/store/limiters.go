@@ -268,20 +268,21 @@ func (l *Limiter) CheckLease(key []byte, cost, nowMs, maxEntries int64, record b
 // (ratelimit.Leases). Caller holds s.mu.
 func (l *Limiter) checkLeases(s *limiterShard, key []byte, cost, nowMs int64, record bool) (Result, int64) {
 	ls := s.lease[string(key)]
-	var scratch ratelimit.Leases
-	if ls == nil {
-		ls = &scratch
-	} else {
+	var r ratelimit.WindowResult
+	if ls != nil {
 		ls.Prune(nowMs, l.WindowMs) // an emptied entry stays for reuse (see lease)
+		r = ls.Check(nowMs, l.WindowMs, l.Limit, cost)
+	} else {
+		var none ratelimit.Leases
+		r = none.Check(nowMs, l.WindowMs, l.Limit, cost)
 	}
-	r := ls.Check(nowMs, l.WindowMs, l.Limit, cost)
 	if !r.Allowed {
 		return Result{0, max(0, l.Limit-r.Current), r.RetryMs, l.Limit, r.Current}, 0
 	}
 	if !record {
 		return Result{1, l.Limit - r.Current, 0, l.Limit, r.Current}, 0
 	}
-	if ls == &scratch {
+	if ls == nil {
 		ls = new(ratelimit.Leases)
 		if s.lease == nil {
 			s.lease = map[string]*ratelimit.Leases{}
