@@ -295,3 +295,25 @@ func TestRateLimitConcurrencyReplication(t *testing.T) {
 	require.Equal(t, int64(1), v[0])
 	require.Greater(t, v[5], ids[2])
 }
+
+// TestRateLimitConcurrencyExactBytes checks a concurrency limiter's replies on the wire: CHECK's
+// six integers, PEEK's five, RELEASE's integer, and STATS with the sliding window's fields (no
+// rate) then the shadow tail, a flat array in RESP2 and a map in RESP3.
+func TestRateLimitConcurrencyExactBytes(t *testing.T) {
+	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
+		rlReset(t, c)
+		r := rawIn(t, s, c)
+		r.Do("DEBUG", "CLOCK", "SET", strconv.FormatInt(testutil.T0, 10))
+		require.Equal(t, "+OK\r\n", r.Do("RATELIMIT.CREATE", "cc", "2", "1000", "ALGO", "concurrency"))
+		require.Equal(t, "*6\r\n:1\r\n:1\r\n:0\r\n:2\r\n:0\r\n:1700000000000000000\r\n", r.Do("RATELIMIT.CHECK", "cc", "u"))
+		require.Equal(t, "*6\r\n:0\r\n:1\r\n:-1\r\n:2\r\n:1\r\n:0\r\n", r.Do("RATELIMIT.CHECK", "cc", "u", "COST", "3"))
+		require.Equal(t, "*5\r\n:1\r\n:1\r\n:0\r\n:2\r\n:1\r\n", r.Do("RATELIMIT.PEEK", "cc", "u"))
+		require.Equal(t, ":1\r\n", r.Do("RATELIMIT.RELEASE", "cc", "u", "1700000000000000000"))
+		require.Equal(t, ":0\r\n", r.Do("RATELIMIT.RELEASE", "cc", "u", "1700000000000000000"))
+		require.Equal(t, byProto(c, "*18\r\n", "%9\r\n")+
+			"$4\r\nname\r\n$2\r\ncc\r\n$4\r\nalgo\r\n$11\r\nconcurrency\r\n$5\r\nlimit\r\n:2\r\n"+
+			"$9\r\nwindow_ms\r\n:1000\r\n$11\r\nunique_keys\r\n:0\r\n$13\r\ntotal_allowed\r\n:1\r\n"+
+			"$12\r\ntotal_denied\r\n:3\r\n$6\r\nshadow\r\n:0\r\n$19\r\ntotal_shadow_denied\r\n:0\r\n",
+			r.Do("RATELIMIT.STATS", "cc"))
+	})
+}
