@@ -212,6 +212,8 @@ type workload struct {
 	keys []string
 	// xids are the IDs stream commands added, for the commands that name entries.
 	xids []string
+	// leases are the concurrency leases CHECK acquired (key and id), for RATELIMIT.RELEASE.
+	leases [][2]any
 }
 
 // xid is an ID a stream command added (or, before any, one that does not exist).
@@ -382,30 +384,40 @@ func (w *workload) command(inMulti bool) []any {
 		case 32:
 			return []any{"GCRA.RESET", w.pick("g0", "g1", "g2"), w.key()}
 		case 33:
-			switch w.rng.IntN(3) {
+			switch w.rng.IntN(4) {
 			case 0:
 				return []any{"RATELIMIT.CREATE", "sw", w.n(1, 5), 2000}
 			case 1:
 				return []any{"RATELIMIT.CREATE", "tb", w.n(2, 6), 3000, "ALGO", "token_bucket", "REFILL", w.pick("2", "0.5")}
-			default:
+			case 2:
 				return []any{"RATELIMIT.CREATE", "lb", w.n(2, 6), 3000, "ALGO", "leaky_bucket"}
+			default:
+				return []any{"RATELIMIT.CREATE", "cc", w.n(1, 5), w.pick("700", "2000"), "ALGO", "concurrency"}
 			}
 		case 34, 35:
-			cmd := []any{"RATELIMIT.CHECK", w.pick("sw", "tb", "lb", "none"), w.pick("u", "v", "w")}
+			cmd := []any{"RATELIMIT.CHECK", w.pick("sw", "tb", "lb", "cc", "cc", "none"), w.pick("u", "v", "w")}
 			if w.rng.IntN(3) == 0 {
 				cmd = append(cmd, "COST", w.n(1, 3))
 			}
 			return cmd
 		case 36:
-			return []any{"RATELIMIT.RESET", w.pick("sw", "tb", "lb"), w.pick("u", "v")}
+			if w.rng.IntN(3) > 0 {
+				// A lease CHECK acquired (maybe released or expired since), or one never issued.
+				if len(w.leases) > 0 && w.rng.IntN(5) > 0 {
+					l := w.leases[w.rng.IntN(len(w.leases))]
+					return []any{"RATELIMIT.RELEASE", "cc", l[0], l[1]}
+				}
+				return []any{"RATELIMIT.RELEASE", w.pick("cc", "sw"), w.pick("u", "v"), w.n(1, 3)}
+			}
+			return []any{"RATELIMIT.RESET", w.pick("sw", "tb", "lb", "cc"), w.pick("u", "v")}
 		case 37:
 			switch w.rng.IntN(10) {
 			case 0, 1:
-				return []any{"RATELIMIT.DROP", w.pick("sw", "tb", "lb")}
+				return []any{"RATELIMIT.DROP", w.pick("sw", "tb", "lb", "cc")}
 			case 2, 3, 4:
 				// In place: the bucket conversion depends on the time, so its effect must
 				// carry AT (the replay below would diverge otherwise).
-				cmd := []any{"RATELIMIT.UPDATE", w.pick("sw", "tb", "lb")}
+				cmd := []any{"RATELIMIT.UPDATE", w.pick("sw", "tb", "lb", "cc")}
 				if w.rng.IntN(2) == 0 {
 					cmd = append(cmd, "LIMIT", w.n(1, 6))
 				}
@@ -735,6 +747,9 @@ func runWorkload(t *testing.T, ca *redis.Conn, seed uint64, ops int) *workload {
 		if id, ok := v.(string); ok && cmd[0] == "XADD" {
 			w.xids = append(w.xids, id)
 		}
+		if r, ok := v.([]any); ok && cmd[0] == "RATELIMIT.CHECK" && len(r) == 6 && r[5].(int64) != 0 {
+			w.leases = append(w.leases, [2]any{cmd[2], r[5]})
+		}
 		if cmd[0] == "DEBUG" {
 			w.now += int64(cmd[3].(int))
 		}
@@ -769,10 +784,16 @@ func replayWorkload(t *testing.T, seed uint64, ops int) {
 	names := map[string]int{}
 	for _, e := range effects {
 		names[strings.ToUpper(string(e.Args[0]))]++
+		if len(e.Args) > 4 && string(e.Args[3]) == "LEASES" {
+			names["(LEASES)"]++
+			if string(e.Args[4]) == "0" {
+				names["(LEASES 0)"]++ // a release of a key's last lease
+			}
+		}
 	}
 	t.Logf("%d effects: %v", len(effects), names)
 	for _, n := range []string{"SET", "DEL", "PEXPIREAT", "MULTI", "RATELIMIT.SETSTATE", "COPY", "MOVE", "SWAPDB", "INCR", "BITFIELD", "ZADD", "ZREM",
-		"XADD", "XGROUP", "FUNCTION", "HINCRBY", "SREM"} {
+		"XADD", "XGROUP", "FUNCTION", "HINCRBY", "SREM", "(LEASES)", "(LEASES 0)"} {
 		require.Positive(t, names[n], "the workload journaled no %s", n)
 	}
 
@@ -1017,6 +1038,17 @@ func TestEffectsOfEachWrite(t *testing.T) {
 	expect(none, "RATELIMIT.CHECK", "su", "u")
 	expect(one("-1: RATELIMIT.SETSTATE su v LOG 1 "+ms(0)+" 1 TOTALS 3 1 1"), "RATELIMIT.CHECK", "su", "v")
 	expect(one("-1: RATELIMIT.DROP su"), "RATELIMIT.DROP", "su")
+	// Concurrency: an acquired lease journals the key's leases (id, ts, units), a release the
+	// leases left (LEASES 0: no state); a denial, a release of nothing and PEEK nothing.
+	lease := func(d int64) string { return strconv.FormatInt((now+d)*1_000_000, 10) }
+	expect(one("-1: RATELIMIT.CREATE cc 2 1000 ALGO concurrency"), "RATELIMIT.CREATE", "cc", 2, 1000, "ALGO", "concurrency")
+	expect(one("-1: RATELIMIT.SETSTATE cc u LEASES 1 "+lease(0)+" "+ms(0)+" 2 TOTALS 2 0"), "RATELIMIT.CHECK", "cc", "u", "COST", 2)
+	expect(none, "RATELIMIT.CHECK", "cc", "u")
+	expect(none, "RATELIMIT.PEEK", "cc", "u")
+	expect(none, "RATELIMIT.RELEASE", "cc", "u", 1)
+	expect(none, "RATELIMIT.RELEASE", "cc", "v", lease(0))
+	expect(one("-1: RATELIMIT.SETSTATE cc u LEASES 0 TOTALS 2 1"), "RATELIMIT.RELEASE", "cc", "u", lease(0))
+	expect(none, "RATELIMIT.RELEASE", "cc", "u", lease(0))
 
 	// Transactions: one block for several effects, none for a discarded or aborted one.
 	run := func(cmds ...[]any) {

@@ -98,7 +98,7 @@ func rlWords(cmd string) []any {
 
 // rlNamedWords are the RATELIMIT subcommand words of the spec's §8.9 shorthand.
 var rlNamedWords = map[string]bool{"CREATE": true, "CHECK": true, "PEEK": true, "RESET": true,
-	"STATS": true, "DROP": true, "LIST": true, "UPDATE": true}
+	"STATS": true, "DROP": true, "LIST": true, "UPDATE": true, "RELEASE": true}
 
 // rlRender renders a go-redis reply as the tables write it.
 func rlRender(v any, err error) string {

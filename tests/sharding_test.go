@@ -410,6 +410,14 @@ func TestShardedMigration(t *testing.T) {
 	for range 3 {
 		require.NoError(t, cc.Do(ctx, "RATELIMIT.CHECK", "{user:2}:api", "k").Err())
 	}
+	// Concurrency leases move with their ids: a client holding one releases it on the new owner.
+	require.NoError(t, cc.Do(ctx, "RATELIMIT.CREATE", "{user:2}:jobs", 3, 3600000, "ALGO", "concurrency").Err())
+	var leases []int64
+	for range 2 {
+		v, err := cc.Do(ctx, "RATELIMIT.CHECK", "{user:2}:jobs", "k").Int64Slice()
+		require.NoError(t, err)
+		leases = append(leases, v[5])
+	}
 	for i := range 500 {
 		require.NoError(t, cc.Set(ctx, "bulk:{user:13}:"+strconv.Itoa(i), i, 0).Err())
 	}
@@ -440,6 +448,11 @@ func TestShardedMigration(t *testing.T) {
 	require.Equal(t, []any{int64(1), int64(1)}, v[:2], "allowed, remaining 5-4: the key state moved")
 	stats := fmt.Sprint(cc.Do(ctx, "RATELIMIT.STATS", "{user:2}:api").Val())
 	require.Contains(t, stats, "total_allowed 4")
+	require.Equal(t, int64(1), cc.Do(ctx, "RATELIMIT.RELEASE", "{user:2}:jobs", "k", leases[0]).Val(), "the lease moved with its id")
+	lv, err := cc.Do(ctx, "RATELIMIT.CHECK", "{user:2}:jobs", "k").Int64Slice()
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 1, 0, 3, 1}, lv[:5], "one lease left in flight, one new")
+	require.Greater(t, lv[5], leases[1], "ids keep ascending on the new owner")
 	for i := range 500 {
 		require.Equal(t, strconv.Itoa(i), cc.Get(ctx, "bulk:{user:13}:"+strconv.Itoa(i)).Val())
 	}

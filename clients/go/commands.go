@@ -131,6 +131,11 @@ const (
 	// LeakyBucket has size limit, starts empty and drains at RateLimitOptions.Drain per second
 	// (default limit per window); it replies exactly like a token bucket with the same rate.
 	LeakyBucket Algorithm = "leaky_bucket"
+	// Concurrency admits at most limit units in flight per key: an allowed check acquires a
+	// lease (RateLimitResult.LeaseID) that holds its units until RateLimitRelease, or until
+	// window after it was acquired, so the slot of a client that died frees itself. Its
+	// limit is at most 100000.
+	Concurrency Algorithm = "concurrency"
 )
 
 // RateLimitOptions are RATELIMIT.CREATE's optional arguments. A nil *RateLimitOptions, and
@@ -236,6 +241,20 @@ func (c Commands) RateLimitCheck(ctx context.Context, name, key string, cost int
 	cmd := keyed(ctx, "ratelimit.check", name, key, "COST", cost)
 	c.process(ctx, cmd)
 	return &RateLimitCmd{replyCmd{cmd}}
+}
+
+// RateLimitRelease runs RATELIMIT.RELEASE name key lease_id: it gives back a lease a
+// Concurrency limiter's check acquired (RateLimitResult.LeaseID), freeing its units at once.
+// The reply is true if the key held that live lease and it is now released, false if it was
+// already released, had expired or was never issued: releasing is idempotent, so it is safe
+// to retry. Release in a defer right after an allowed check. A lease id of 0 or less is the
+// error "ERR invalid lease: must be a positive integer", an unknown limiter "ERR limiter not
+// found", another algorithm's limiter "ERR limiter is not a concurrency limiter".
+func (c Commands) RateLimitRelease(ctx context.Context, name, key string, leaseID int64) *redis.BoolCmd {
+	cmd := redis.NewBoolCmd(ctx, "ratelimit.release", name, key, leaseID)
+	cmd.SetFirstKeyPos(1)
+	c.process(ctx, cmd)
+	return cmd
 }
 
 // RateLimitPeek runs RATELIMIT.PEEK name key: it answers for a hypothetical request of cost 1

@@ -198,7 +198,7 @@ func ExampleClient_RateLimitCheck() {
 		fmt.Printf("retry in %d ms\n", check.RetryAfterMs)
 	}
 	fmt.Printf("%+v\n", check)
-	// Output: {Allowed:true Remaining:99 RetryAfterMs:0 Limit:100 Current:0}
+	// Output: {Allowed:true Remaining:99 RetryAfterMs:0 Limit:100 Current:0 LeaseID:0}
 }
 
 // A sliding window of 3 requests a second (the RATELIMIT.CHECK reference page): the fourth
@@ -242,8 +242,8 @@ func ExampleClient_RateLimitStats() {
 	fmt.Printf("%+v\n", stats)
 	// Output:
 	// OK
-	// {Allowed:true Remaining:99 RetryAfterMs:0 Limit:100 Current:0}
-	// {Allowed:true Remaining:94 RetryAfterMs:0 Limit:100 Current:1}
+	// {Allowed:true Remaining:99 RetryAfterMs:0 Limit:100 Current:0 LeaseID:0}
+	// {Allowed:true Remaining:94 RetryAfterMs:0 Limit:100 Current:1 LeaseID:0}
 	// {Name:api Algorithm:sliding_window Limit:100 WindowMs:60000 UniqueKeys:1 TotalAllowed:6 TotalDenied:0 RefillPerSec:0 DrainPerSec:0 Shadow:false TotalShadowDenied:0}
 }
 
@@ -327,4 +327,29 @@ func ExampleNewClusterClient() {
 		log.Fatal(err)
 	}
 	fmt.Println(result.Remaining)
+}
+
+// A concurrency limiter: at most 2 exports in flight per tenant. Each allowed check acquires a
+// lease; releasing it frees its slot at once (a lease never released expires after the window).
+func ExampleClient_RateLimitRelease() {
+	freshServer()
+	ctx := context.Background()
+	client := hotkv.NewClient(&redis.Options{Addr: serverAddr})
+	defer client.Close()
+
+	opts := &hotkv.RateLimitOptions{Algorithm: hotkv.Concurrency}
+	fmt.Println(client.RateLimitCreate(ctx, "exports", 2, 10*time.Minute, opts).Val())
+	first := client.RateLimitCheck(ctx, "exports", "tenant:7", 1).Val()
+	second := client.RateLimitCheck(ctx, "exports", "tenant:7", 1).Val()
+	third := client.RateLimitCheck(ctx, "exports", "tenant:7", 1).Val()
+	fmt.Println(first.Allowed, second.Allowed, third.Allowed, third.LeaseID)
+	fmt.Println(client.RateLimitRelease(ctx, "exports", "tenant:7", first.LeaseID).Val())
+	fmt.Println(client.RateLimitRelease(ctx, "exports", "tenant:7", first.LeaseID).Val()) // idempotent
+	fmt.Println(client.RateLimitCheck(ctx, "exports", "tenant:7", 1).Val().Allowed)
+	// Output:
+	// OK
+	// true true false 0
+	// true
+	// false
+	// true
 }

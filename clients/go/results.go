@@ -256,8 +256,9 @@ func (c *ThrottleCmd) Val() ThrottleResult { r, _ := c.Result(); return r }
 func (c *ThrottleCmd) Err() error { _, err := c.Result(); return err }
 
 // RateLimitResult is the reply of RATELIMIT.CHECK and RATELIMIT.PEEK:
-// [allowed, remaining, retry_after_ms, limit, current]. Note the polarity: the first field is
-// "allowed", where GCRA's is "denied".
+// [allowed, remaining, retry_after_ms, limit, current], and a sixth field, lease_id, for a
+// CHECK on a Concurrency limiter. Note the polarity: the first field is "allowed", where
+// GCRA's is "denied".
 type RateLimitResult struct {
 	// Allowed is true when the request passes (CHECK counted it).
 	Allowed bool
@@ -271,6 +272,9 @@ type RateLimitResult struct {
 	Limit int64
 	// Current is the number of units in use before this request.
 	Current int64
+	// LeaseID is the lease an allowed check on a Concurrency limiter acquired, to give back
+	// with RateLimitRelease; 0 when none was (denied, PEEK, or another algorithm).
+	LeaseID int64
 }
 
 // UnknownLimiter reports the all-zero reply the server gives for a limiter that does not
@@ -289,11 +293,24 @@ type RateLimitCmd struct{ replyCmd }
 
 // Result returns the parsed reply, or the server's error (exact text) or a parse error.
 func (c *RateLimitCmd) Result() (RateLimitResult, error) {
-	v, err := c.fiveInts()
+	v, err := c.reply()
 	if err != nil {
 		return RateLimitResult{}, err
 	}
-	return RateLimitResult{Allowed: v[0] != 0, Remaining: v[1], RetryAfterMs: v[2], Limit: v[3], Current: v[4]}, nil
+	// Five integers, or six from a concurrency limiter's CHECK (the lease id).
+	arr, ok := v.([]any)
+	var n [6]int64
+	if ok && (len(arr) == 5 || len(arr) == 6) {
+		for i, e := range arr {
+			if n[i], ok = e.(int64); !ok {
+				break
+			}
+		}
+	}
+	if !ok || (len(arr) != 5 && len(arr) != 6) {
+		return RateLimitResult{}, fmt.Errorf("hotkv: %s: expected an array of 5 or 6 integers, got %v", c.cmd.Name(), v)
+	}
+	return RateLimitResult{Allowed: n[0] != 0, Remaining: n[1], RetryAfterMs: n[2], Limit: n[3], Current: n[4], LeaseID: n[5]}, nil
 }
 
 // Val returns the parsed reply, or the zero RateLimitResult on error.

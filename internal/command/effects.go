@@ -137,6 +137,12 @@ import (
 //	                                           limiters with new denials every 100 ms
 //	                                           (server.flushDeniedTotals); shadow_denied, in
 //	                                           these and in key effects, only once above 0
+//	                                           (on a concurrency limiter the state is LEASES n
+//	                                           id ts units ...: the key's remaining leases)
+//	RATELIMIT.RELEASE                          RATELIMIT.SETSTATE name key LEASES n ... TOTALS
+//	                                           when it released a lease (store.Limiter.Release,
+//	                                           under the key's lock; LEASES 0 deletes the
+//	                                           state); nothing when it released nothing
 //	XDEL, XACK, XSETID, XGROUP DESTROY,        argv (deterministic given the stream)
 //	XGROUP CREATECONSUMER, XGROUP DELCONSUMER
 //	XADD                                       XADD key [MAXLEN = <length left>] <id> field value...:

@@ -36,6 +36,7 @@ var (
 		"pfadd", "pfmerge", "pfdebug", "sort", "restore", "migrate",
 		"gcra.limit", "gcra.limitall", "gcra.refund", "cl.throttle", "gcra.reset",
 		"ratelimit.create", "ratelimit.update", "ratelimit.check", "ratelimit.reset", "ratelimit.drop", "ratelimit.setstate",
+		"ratelimit.release",
 		"xadd", "xtrim", "xreadgroup", "xclaim", "xautoclaim", "xgroup|create", "xgroup|setid",
 		"function|load", "function|delete", "function|flush", "function|restore",
 	}

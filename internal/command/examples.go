@@ -294,6 +294,23 @@ var examples = map[string][]Example{
 			},
 		},
 	},
+	"ratelimit.release": {
+		{
+			Note: "A concurrency limiter of 2 requests in flight per key, a lease expiring after 30 s if it " +
+				"is never released. `CHECK` adds the lease id as a sixth field (0 when denied); " +
+				"`RELEASE` frees its units at once and is idempotent:",
+			Steps: []ExampleStep{ // C1
+				{"RATELIMIT.CREATE jobs 2 30000 ALGO concurrency", "OK"},
+				{"RATELIMIT.CHECK jobs user:42", ints(1, 1, 0, 2, 0, 1700000000000000000)},
+				{"RATELIMIT.CHECK jobs user:42", ints(1, 0, 0, 2, 1, 1700000000000000001)},
+				{"RATELIMIT.CHECK jobs user:42", ints(0, 0, 30000, 2, 2, 0)},
+				{"RATELIMIT.RELEASE jobs user:42 1700000000000000000", "(integer) 1"},
+				{"RATELIMIT.RELEASE jobs user:42 1700000000000000000", "(integer) 0"},
+				{"RATELIMIT.CHECK jobs user:42", ints(1, 0, 0, 2, 1, 1700000000000000002)},
+				{"RATELIMIT.RELEASE api user:42 1", "(error) ERR limiter not found"},
+			},
+		},
+	},
 	"ratelimit.reset": {
 		{
 			Note: "The reply says whether the key had state; the limiter's totals are kept:",

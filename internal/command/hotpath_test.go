@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/hotkv/hotkv/internal/acl"
@@ -139,6 +140,59 @@ func BenchmarkHotPath(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				h.run(b, req)
+			}
+		})
+	}
+}
+
+// lastInt is the last integer of a RESP reply in buf (":<n>\r\n" at its end): the lease id of
+// a concurrency CHECK.
+func lastInt(tb testing.TB, buf []byte) []byte {
+	end := len(buf) - 2
+	start := end
+	for start > 0 && buf[start-1] != ':' {
+		start--
+	}
+	if start == 0 || end <= start {
+		tb.Fatalf("no integer at the end of %q", buf)
+	}
+	return buf[start:end]
+}
+
+// TestHotPathConcurrencyZeroAlloc is TestHotPathZeroAlloc for a concurrency limiter's
+// RATELIMIT.CHECK followed by the RATELIMIT.RELEASE of the lease it acquired: the pair
+// allocates nothing once the key exists (its emptied lease log is kept for reuse), with the
+// append-only log off and on.
+func TestHotPathConcurrencyZeroAlloc(t *testing.T) {
+	for _, logged := range []bool{false, true} {
+		t.Run(fmt.Sprint("logged=", logged), func(t *testing.T) {
+			var j store.Journal
+			if logged {
+				j = &encodingJournal{buf: make([]byte, 0, 2<<20)}
+			}
+			h := newHotPath(t, j)
+			h.run(t, encodeRequest("RATELIMIT.CREATE", "cc", "100", "60000", "ALGO", "concurrency"))
+			check := encodeRequest("RATELIMIT.CHECK", "cc", "u:1")
+			release := make([]byte, 0, 128)
+			idBuf := make([]byte, 0, 20)
+			pair := func() {
+				h.run(t, check)
+				idBuf = append(idBuf[:0], lastInt(t, h.c.W.Buf)...)
+				release = append(release[:0], "*4\r\n$17\r\nRATELIMIT.RELEASE\r\n$2\r\ncc\r\n$3\r\nu:1\r\n$"...)
+				release = strconv.AppendInt(release, int64(len(idBuf)), 10)
+				release = append(release, "\r\n"...)
+				release = append(release, idBuf...)
+				release = append(release, "\r\n"...)
+				h.run(t, release)
+				if string(h.c.W.Buf) != ":1\r\n" {
+					t.Fatalf("RELEASE %s: %q", idBuf, h.c.W.Buf)
+				}
+			}
+			for range 100 {
+				pair()
+			}
+			if n := testing.AllocsPerRun(500, pair); n != 0 {
+				t.Errorf("%.1f allocations per CHECK+RELEASE, want 0", n)
 			}
 		})
 	}

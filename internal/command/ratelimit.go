@@ -22,6 +22,9 @@ const (
 	errNumLimits     = "ERR invalid numlimits: must be an integer from 1 to 256"
 	errAlgoChange    = "ERR invalid option: ALGO cannot be changed (drop and create the limiter)"
 	errUpdateAt      = "ERR invalid time: must be a non-negative integer (milliseconds)"
+	errLeaseID       = "ERR invalid lease: must be a positive integer"
+	errNotConc       = "ERR limiter is not a concurrency limiter"
+	errConcLimit     = "ERR invalid limit: must be at most 100000 for ALGO concurrency"
 	// maxAtMs is the largest AT whose time in ns fits an int64.
 	maxAtMs = ratelimit.Max / ratelimit.NsPerMs
 
@@ -73,17 +76,21 @@ func rateLimitCommands() []*Command {
 			"O(1)", "key max_burst count_per_period period [quantity]",
 			"redis-cell compatible GCRA rate limiting", clThrottleCommand),
 		named(rl("ratelimit.create", -4, FlagWrite|FlagDenyOOM, []string{"write", "slow"}, 1, 1, KSRW|KSInsert,
-			"O(1)", "name limit window_ms [ALGO <SLIDING_WINDOW | TOKEN_BUCKET | LEAKY_BUCKET>] [REFILL rate] [DRAIN rate] [SHADOW]",
+			"O(1)", "name limit window_ms [ALGO <SLIDING_WINDOW | TOKEN_BUCKET | LEAKY_BUCKET | CONCURRENCY>] [REFILL rate] [DRAIN rate] [SHADOW]",
 			"Creates a named limiter", rateLimitCreateCommand)),
 		named(rl("ratelimit.update", -2, FlagWrite, []string{"write", "slow"}, 1, 1, KSRW|KSUpdate,
 			"O(N) where N is the number of keys with state", "name [LIMIT limit] [WINDOW window_ms] [REFILL rate | DRAIN rate] [SHADOW <ON | OFF>] [AT unix-time-milliseconds]",
 			"Changes a limiter's limit, window, rate or shadow mode in place, keeping its state and totals", rateLimitUpdateCommand)),
 		named(rl("ratelimit.check", -3, FlagWrite|FlagDenyOOM|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSAccess|KSUpdate,
-			"O(1) for token_bucket and leaky_bucket; O(E) for sliding_window, E <= min(limit, ratelimit.sliding-window-max-entries) entries of the key",
+			"O(1) for token_bucket and leaky_bucket; O(E) for sliding_window, E <= min(limit, ratelimit.sliding-window-max-entries) entries of the key; O(E) for concurrency, E <= limit leases of the key",
 			"name key [COST cost]",
 			"Checks a request against a named limiter and counts it if allowed", rateLimitCheckCommand)),
+		named(rl("ratelimit.release", 4, FlagWrite|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSAccess|KSUpdate,
+			"O(log N) to find the lease, O(N) to remove it, where N is the number of the key's leases",
+			"name key lease_id",
+			"Gives back a concurrency limiter's lease before it expires", rateLimitReleaseCommand)),
 		named(rl("ratelimit.peek", 3, FlagReadOnly|FlagFast, []string{"read", "fast"}, 1, 1, KSRO|KSAccess,
-			"O(1) for token_bucket and leaky_bucket; O(E) for sliding_window", "name key",
+			"O(1) for token_bucket and leaky_bucket; O(E) for sliding_window and concurrency", "name key",
 			"Reports a named limiter's state for a key without counting", rateLimitPeekCommand)),
 		named(rl("ratelimit.reset", 3, FlagWrite|FlagFast, []string{"write", "fast"}, 1, 1, KSRW|KSDelete,
 			"O(1) (O(E) to free a sliding_window log)", "name key",
@@ -95,7 +102,7 @@ func rateLimitCommands() []*Command {
 			"O(N) where N is the number of keys with state", "name",
 			"Deletes a limiter", rateLimitDropCommand)),
 		named(rl("ratelimit.setstate", -5, FlagWrite, []string{"write", "slow", "dangerous"}, 1, 1, KSOW|KSUpdate,
-			"O(E) where E is the number of log entries", "name <key <TAT tat | LOG count [ts units ...]> TOTALS allowed denied [shadow_denied] | TOTALS allowed denied [shadow_denied]>",
+			"O(E) where E is the number of log entries or leases", "name <key <TAT tat | LOG count [ts units ...] | LEASES count [id ts units ...]> TOTALS allowed denied [shadow_denied] | TOTALS allowed denied [shadow_denied]>",
 			"Applies a limiter key's journaled state (used by the append-only log and replicas)", rateLimitSetStateCommand)),
 		named(rl("ratelimit.list", 1, FlagReadOnly, []string{"read", "slow"}, 0, 0, 0,
 			"O(N log N) where N is the number of limiters", "",
@@ -511,6 +518,8 @@ func rateLimitCreateCommand(c *Ctx) {
 				algo = store.TokenBucket
 			case EqualFold(v, "leaky_bucket"):
 				algo = store.LeakyBucket
+			case EqualFold(v, "concurrency"):
+				algo = store.Concurrency
 			default:
 				c.Syntax()
 				return
@@ -533,6 +542,11 @@ func rateLimitCreateCommand(c *Ctx) {
 	}
 	if (haveRefill && algo != store.TokenBucket) || (haveDrain && algo != store.LeakyBucket) {
 		c.Syntax()
+		return
+	}
+	if algo == store.Concurrency && limit > ratelimit.MaxConcurrencyLimit {
+		// Each lease holds >= 1 unit, so the limit bounds a key's leases and its memory.
+		c.Error(errConcLimit)
 		return
 	}
 	rate := ratelimit.DefaultRate(limit, window)
@@ -585,12 +599,54 @@ func rateLimitEval(c *Ctx, cost int64, record bool) {
 		replyInts(c, [5]int64{})
 		return
 	}
-	r, changed := l.Check(c.Args[2], cost, c.Now, c.Srv.RateLimitSettings().SlidingWindowMaxEntries, record, c.journal())
+	r, id, changed := l.CheckLease(c.Args[2], cost, c.Now, c.Srv.RateLimitSettings().SlidingWindowMaxEntries, record, c.journal())
 	if changed {
 		c.Dirty(1)
 		c.journaled = true // Check journaled the key's new state itself, under the key's lock
 	}
+	if record && l.Algo == store.Concurrency && r[3] != 0 {
+		// A concurrency CHECK adds the lease id (0: none acquired). A limiter dropped during
+		// the check replies as an unknown one, five zeros.
+		c.W.Array(6)
+		for _, v := range r {
+			c.W.Int(v)
+		}
+		c.W.Int(id)
+		return
+	}
 	replyInts(c, r)
+}
+
+// rateLimitReleaseCommand gives a concurrency lease back (docs/ratelimit.md, "Concurrency
+// limits"). Validation order: arity (the table), the lease id, the limiter (not found), its
+// algorithm. The reply is 1 when a live lease of the key was released, else 0; a release is
+// journaled as the key's remaining leases (RATELIMIT.SETSTATE ... LEASES) under its lock.
+func rateLimitReleaseCommand(c *Ctx) {
+	id, ok := c.intInRange(3, 1, ratelimit.Max)
+	if !ok {
+		c.Error(errLeaseID)
+		return
+	}
+	l := c.Store.Limiters.Get(c.Args[1])
+	if l == nil {
+		c.Error(errNoLimiter)
+		return
+	}
+	if l.Algo != store.Concurrency {
+		c.Error(errNotConc)
+		return
+	}
+	released, dropped := l.Release(c.Args[2], id, c.Now, c.journal())
+	switch {
+	case dropped:
+		c.Error(errNoLimiter)
+	case released:
+		c.Dirty(1)
+		c.journaled = true // Release journaled it, under the key's lock
+		c.W.Int(1)
+	default:
+		c.W.Int(0)
+	}
 }
 
 func rateLimitResetCommand(c *Ctx) {
@@ -617,7 +673,7 @@ func rateLimitStatsCommand(c *Ctx) {
 	def := l.Definition()
 	allowed, denied := l.Totals()
 	fields := 9
-	if l.Algo != store.SlidingWindow {
+	if l.Algo == store.TokenBucket || l.Algo == store.LeakyBucket {
 		fields = 10
 	}
 	c.W.Map(fields)
@@ -736,6 +792,10 @@ func rateLimitUpdateCommand(c *Ctx) {
 	build := func(old store.Definition) (store.Definition, bool) {
 		if (haveRefill && l.Algo != store.TokenBucket) || (haveDrain && l.Algo != store.LeakyBucket) {
 			errMsg = ErrSyntax
+			return old, false
+		}
+		if haveLimit && l.Algo == store.Concurrency && limit > ratelimit.MaxConcurrencyLimit {
+			errMsg = errConcLimit
 			return old, false
 		}
 		nu := old
@@ -858,8 +918,9 @@ func rateLimitSetStateCommand(c *Ctx) {
 	i := 3
 	var tat int64
 	var entries []ratelimit.WindowEntry
+	var leases []ratelimit.Lease
 	switch {
-	case c.ArgIs(i, "tat") && l.Algo != store.SlidingWindow:
+	case c.ArgIs(i, "tat") && (l.Algo == store.TokenBucket || l.Algo == store.LeakyBucket):
 		v, ok := resp.ParseInt(c.Args[i+1])
 		if !ok {
 			c.Error(ErrNotInt)
@@ -890,6 +951,28 @@ func rateLimitSetStateCommand(c *Ctx) {
 			entries = append(entries, ratelimit.WindowEntry{TS: ts, Units: units})
 		}
 		i += 2 + 2*int(n)
+	case c.ArgIs(i, "leases") && l.Algo == store.Concurrency:
+		n, ok := c.intInRange(i+1, 0, int64(len(c.Args)))
+		if !ok || i+2+3*int(n) > len(c.Args) {
+			c.Syntax()
+			return
+		}
+		leases = make([]ratelimit.Lease, n)
+		for j := range leases {
+			id, ok1 := resp.ParseInt(c.Args[i+2+3*j])
+			ts, ok2 := resp.ParseInt(c.Args[i+3+3*j])
+			units, ok3 := resp.ParseInt(c.Args[i+4+3*j])
+			if !ok1 || !ok2 || !ok3 {
+				c.Syntax()
+				return
+			}
+			leases[j] = ratelimit.Lease{ID: id, TS: ts, Units: units}
+		}
+		if _, err := ratelimit.NormalizeLeases(leases); err != nil {
+			c.Syntax()
+			return
+		}
+		i += 2 + 3*int(n)
 	default:
 		c.Syntax()
 		return
@@ -908,7 +991,11 @@ func rateLimitSetStateCommand(c *Ctx) {
 		c.Error(ErrNotInt)
 		return
 	}
-	l.SetStateShadow(key, tat, entries, allowed, denied, shadowDenied)
+	if l.Algo == store.Concurrency {
+		l.SetStateLeases(key, leases, allowed, denied, shadowDenied)
+	} else {
+		l.SetStateShadow(key, tat, entries, allowed, denied, shadowDenied)
+	}
 	c.Dirty(1)
 	if c.Store.Journal != nil {
 		c.Emit(-1, c.Args...)

@@ -100,6 +100,38 @@ func BenchmarkRateLimitCheck(b *testing.B) {
 	}
 }
 
+// BenchmarkRateLimitCheckRelease runs a concurrency limiter's RATELIMIT.CHECK and then the
+// RATELIMIT.RELEASE of the lease it acquired (one op is the pair) on random keys of one
+// limiter, next to BenchmarkRateLimitCheck's single CHECK of the other algorithms. In steady
+// state every key keeps its (emptied) lease log and the pair allocates nothing.
+func BenchmarkRateLimitCheckRelease(b *testing.B) {
+	c, tab := newRLBench(64)
+	c.Args = [][]byte{[]byte("RATELIMIT.CREATE"), []byte("jobs"), []byte("100"), []byte("60000"), []byte("ALGO"), []byte("concurrency")}
+	tab.Exec(c)
+	keys := benchKeys(10_000)
+	check := [][]byte{[]byte("RATELIMIT.CHECK"), []byte("jobs"), nil}
+	release := [][]byte{[]byte("RATELIMIT.RELEASE"), []byte("jobs"), nil, make([]byte, 0, 20)}
+	pair := func(key []byte) {
+		check[2] = key
+		c.Args = check
+		c.W.Reset()
+		tab.Exec(c)
+		release[2] = key
+		release[3] = append(release[3][:0], lastInt(b, c.W.Buf)...)
+		c.Args = release
+		c.W.Reset()
+		tab.Exec(c)
+	}
+	for _, k := range keys {
+		pair(k)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	b.ReportAllocs()
+	for b.Loop() {
+		pair(keys[rng.IntN(len(keys))])
+	}
+}
+
 // BenchmarkGCRAMemory fills 1,000,000 GCRA keys through the command path and reports the Go
 // heap they occupy per key (bytes/key), the figure the issue budgets at <= 100 and Redis 7
 // spends ~129 on. Run it with -benchtime=1x: each iteration builds a fresh keyspace.

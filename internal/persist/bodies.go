@@ -81,6 +81,8 @@ func ParseLimiterDef(r *Record) (LimiterDef, error) {
 const (
 	StateTAT byte = 0 // token_bucket, leaky_bucket: the theoretical arrival time in ns
 	StateLog byte = 1 // sliding_window: the log entries
+	// StateLeases is a concurrency key's leases in ascending id order.
+	StateLeases byte = 2
 )
 
 // LimiterKey is a TypeLimiterKey body: one key's state in the named limiter Limiter, with
@@ -88,6 +90,7 @@ const (
 //
 //	uvarint len | limiter_name | u8 kind | StateTAT: varint tat_ns
 //	                                      | StateLog: uvarint n | n x (varint ts_ms, uvarint units)
+//	                                      | StateLeases: uvarint n | n x (varint id, varint ts_ms, uvarint units)
 type LimiterKey struct {
 	Limiter string
 	Key     []byte
@@ -95,6 +98,8 @@ type LimiterKey struct {
 	TAT     int64
 	// Entries are (ts_ms, units) pairs in order.
 	Entries [][2]int64
+	// Leases are (id, ts_ms, units) triples in ascending id order (StateLeases).
+	Leases [][3]int64
 }
 
 func (k *LimiterKey) appendBody(b []byte) []byte {
@@ -103,6 +108,15 @@ func (k *LimiterKey) appendBody(b []byte) []byte {
 	b = append(b, k.Kind)
 	if k.Kind == StateTAT {
 		return binary.AppendVarint(b, k.TAT)
+	}
+	if k.Kind == StateLeases {
+		b = binary.AppendUvarint(b, uint64(len(k.Leases)))
+		for _, e := range k.Leases {
+			b = binary.AppendVarint(b, e[0])
+			b = binary.AppendVarint(b, e[1])
+			b = binary.AppendUvarint(b, uint64(e[2]))
+		}
+		return b
 	}
 	b = binary.AppendUvarint(b, uint64(len(k.Entries)))
 	for _, e := range k.Entries {
@@ -132,6 +146,18 @@ func ParseLimiterKey(r *Record) (LimiterKey, error) {
 		for i := range k.Entries {
 			k.Entries[i][0] = p.varint()
 			k.Entries[i][1] = p.nonNeg()
+		}
+	case StateLeases:
+		n := p.uvarint()
+		// Each lease takes at least three bytes (see StateLog).
+		if n > uint64(len(p.b)-p.i)/3 {
+			return k, errors.New("LIMITER_KEY: lease count exceeds the record")
+		}
+		k.Leases = make([][3]int64, n)
+		for i := range k.Leases {
+			k.Leases[i][0] = p.varint()
+			k.Leases[i][1] = p.varint()
+			k.Leases[i][2] = p.nonNeg()
 		}
 	default:
 		if p.err == nil {

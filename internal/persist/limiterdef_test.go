@@ -50,3 +50,17 @@ func TestLimiterDefShadowCompat(t *testing.T) {
 		t.Fatal("a tail without total_shadow_denied loaded")
 	}
 }
+
+// TestLimiterKeyLeasesRoundTrip checks the StateLeases body (ids, times and units of a
+// concurrency key) and that a crafted lease count cannot make the decoder allocate.
+func TestLimiterKeyLeasesRoundTrip(t *testing.T) {
+	k := LimiterKey{Limiter: "c", Key: []byte("u"), Kind: StateLeases,
+		Leases: [][3]int64{{1_700_000_000_000_000_000, 1_700_000_000_000, 2}, {1_700_000_000_000_000_001, 1_700_000_000_000, 1}}}
+	got, err := ParseLimiterKey(&Record{Key: k.Key, Body: k.appendBody(nil)})
+	if err != nil || got.Kind != StateLeases || len(got.Leases) != 2 || got.Leases[0] != k.Leases[0] || got.Leases[1] != k.Leases[1] {
+		t.Fatalf("round trip: %v %+v", err, got)
+	}
+	if _, err := ParseLimiterKey(&Record{Key: k.Key, Body: []byte{1, 'c', StateLeases, 200}}); err == nil {
+		t.Fatal("a lease count beyond the record loaded")
+	}
+}

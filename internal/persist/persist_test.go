@@ -199,8 +199,8 @@ func dump(t testing.TB, st *store.Store, now int64) string {
 	for _, l := range st.Limiters.All() {
 		a, d := l.Totals()
 		lines = append(lines, fmt.Sprintf("limiter %s %s %d %d %+v %d/%d", l.Name, l.Algo, l.Limit, l.WindowMs, l.Rate, a, d))
-		_ = l.EachState(now, false, func(k string, tat int64, es []ratelimit.WindowEntry) {
-			lines = append(lines, fmt.Sprintf("  %s %s %d %v", l.Name, k, tat, es))
+		_ = l.EachState(now, false, func(k string, tat int64, es []ratelimit.WindowEntry, ls []ratelimit.Lease) {
+			lines = append(lines, fmt.Sprintf("  %s %s %d %v %v", l.Name, k, tat, es, ls))
 		}, nil)
 	}
 	sortStrings(lines)
@@ -313,6 +313,17 @@ func TestLoadRejectsWhatItCannotApply(t *testing.T) {
 			e.LimiterDef(LimiterDef{Name: "x", Limit: 9, WindowMs: 1, IntervalNs: 1})
 			e.LimiterKey(LimiterKey{Limiter: "x", Key: []byte("k"), Kind: StateLog, Entries: [][2]int64{{5, 1}, {6, 0}}})
 		}, "has no units"},
+		{"leases out of order", func(e *Encoder) {
+			e.LimiterDef(LimiterDef{Name: "x", Algo: 3, Limit: 9, WindowMs: 1, IntervalNs: 1})
+			e.LimiterKey(LimiterKey{Limiter: "x", Key: []byte("k"), Kind: StateLeases, Leases: [][3]int64{{7, 5, 1}, {7, 6, 1}}})
+		}, "strictly ascending"},
+		{"leases on a sliding window", func(e *Encoder) {
+			e.LimiterDef(LimiterDef{Name: "x", Limit: 9, WindowMs: 1, IntervalNs: 1})
+			e.LimiterKey(LimiterKey{Limiter: "x", Key: []byte("k"), Kind: StateLeases, Leases: [][3]int64{{7, 5, 1}}})
+		}, "does not fit algorithm sliding_window"},
+		{"concurrency limit too large", func(e *Encoder) {
+			e.LimiterDef(LimiterDef{Name: "x", Algo: 3, Limit: 100_001, WindowMs: 1, IntervalNs: 1})
+		}, "above 100000"},
 		{"unknown data type", func(e *Encoder) { e.Record(RecordType(0x07), 0, []byte("x"), 0) }, "unknown record type 0x07"},
 		{"malformed hash", func(e *Encoder) { e.Record(TypeHash, 0, []byte("h"), 0, []byte{2, 1, 'f'}) }, "HASH: malformed hash payload"},
 	}
@@ -579,6 +590,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encode(f, Header{Databases: 1}, 0, func(e *Encoder) {
 		e.LimiterDef(LimiterDef{Name: "s", Algo: 0, Limit: 3, WindowMs: 100, IntervalNs: 1})
 		e.LimiterKey(LimiterKey{Limiter: "s", Key: []byte("k"), Kind: StateLog, Entries: [][2]int64{{1, 1}, {2, 2}}})
+		e.LimiterDef(LimiterDef{Name: "c", Algo: 3, Limit: 3, WindowMs: 100, IntervalNs: 1})
+		e.LimiterKey(LimiterKey{Limiter: "c", Key: []byte("k"), Kind: StateLeases, Leases: [][3]int64{{1_000_000, 1, 1}, {1_000_001, 1, 2}}})
 		e.Record(Skippable|0x50, 0, []byte("x"), 0, []byte("y"))
 		e.Record(TypeHash, 0, []byte("h"), 0, []byte{2, 1, 'a', 1, 'b', 1, 'c', 0})
 	}))

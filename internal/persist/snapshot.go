@@ -135,11 +135,17 @@ func Write(w io.Writer, st *store.Store, o SaveOptions) (SaveStats, error) {
 		})
 		stats.Limiters++
 		var lk LimiterKey
-		err := l.EachState(o.Now, o.Held, func(key string, tat int64, entries []ratelimit.WindowEntry) {
-			lk = LimiterKey{Limiter: l.Name, Key: sbytes(key), Entries: lk.Entries[:0]}
-			if entries == nil {
+		err := l.EachState(o.Now, o.Held, func(key string, tat int64, entries []ratelimit.WindowEntry, leases []ratelimit.Lease) {
+			lk = LimiterKey{Limiter: l.Name, Key: sbytes(key), Entries: lk.Entries[:0], Leases: lk.Leases[:0]}
+			switch {
+			case leases != nil:
+				lk.Kind = StateLeases
+				for _, e := range leases {
+					lk.Leases = append(lk.Leases, [3]int64{e.ID, e.TS, e.Units})
+				}
+			case entries == nil:
 				lk.Kind, lk.TAT = StateTAT, tat
-			} else {
+			default:
 				lk.Kind = StateLog
 				for _, e := range entries {
 					lk.Entries = append(lk.Entries, [2]int64{e.TS, e.Units})
@@ -317,7 +323,7 @@ func limiterFromDef(d LimiterDef, maxName int) (*store.Limiter, error) {
 	switch {
 	case len(d.Name) == 0 || len(d.Name) > maxName:
 		return nil, fmt.Errorf("name length %d out of range", len(d.Name))
-	case d.Algo > uint8(store.LeakyBucket):
+	case d.Algo > uint8(store.Concurrency):
 		return nil, fmt.Errorf("unknown algorithm %d", d.Algo)
 	case d.Limit < 1 || d.Limit > ratelimit.Max:
 		return nil, fmt.Errorf("limit %d out of range", d.Limit)
@@ -325,8 +331,10 @@ func limiterFromDef(d LimiterDef, maxName int) (*store.Limiter, error) {
 		return nil, fmt.Errorf("window %d out of range", d.WindowMs)
 	case d.IntervalNs < 1:
 		return nil, fmt.Errorf("rate interval %d out of range", d.IntervalNs)
-	case d.RateText != "" && store.Algo(d.Algo) == store.SlidingWindow:
-		return nil, fmt.Errorf("a sliding_window limiter with a rate")
+	case d.RateText != "" && (store.Algo(d.Algo) == store.SlidingWindow || store.Algo(d.Algo) == store.Concurrency):
+		return nil, fmt.Errorf("a %s limiter with a rate", store.Algo(d.Algo))
+	case store.Algo(d.Algo) == store.Concurrency && d.Limit > ratelimit.MaxConcurrencyLimit:
+		return nil, fmt.Errorf("limit %d above %d for a concurrency limiter", d.Limit, ratelimit.MaxConcurrencyLimit)
 	}
 	rate := ratelimit.DefaultRate(d.Limit, d.WindowMs)
 	if d.RateText != "" {
@@ -349,7 +357,22 @@ func restoreLimiterKey(st *store.Store, k LimiterKey) error {
 	}
 	var entries []ratelimit.WindowEntry
 	switch {
-	case k.Kind == StateTAT && l.Algo != store.SlidingWindow:
+	case k.Kind == StateLeases && l.Algo == store.Concurrency:
+		if len(k.Leases) == 0 {
+			return fmt.Errorf("no leases")
+		}
+		leases := make([]ratelimit.Lease, len(k.Leases))
+		for i, e := range k.Leases {
+			leases[i] = ratelimit.Lease{ID: e[0], TS: e[1], Units: e[2]}
+		}
+		if _, err := ratelimit.NormalizeLeases(leases); err != nil {
+			return err
+		}
+		if !l.RestoreLeases(k.Key, leases) {
+			return fmt.Errorf("duplicate key state")
+		}
+		return nil
+	case k.Kind == StateTAT && l.Algo != store.SlidingWindow && l.Algo != store.Concurrency:
 	case k.Kind == StateLog && l.Algo == store.SlidingWindow:
 		if len(k.Entries) == 0 {
 			return fmt.Errorf("empty log")

@@ -737,11 +737,19 @@ func sendLimiter(p *peerConn, l *store.Limiter, now int64) error {
 	_, _ = p.call("RATELIMIT.DROP", l.Name)
 	n := 1
 	p.send(limiterCreateArgs(l)...)
-	err := l.EachState(now, false, func(key string, tat int64, entries []ratelimit.WindowEntry) {
+	err := l.EachState(now, false, func(key string, tat int64, entries []ratelimit.WindowEntry, leases []ratelimit.Lease) {
 		args := []string{"RATELIMIT.SETSTATE", l.Name, key}
-		if entries == nil {
+		switch {
+		case leases != nil:
+			// Concurrency leases travel with their ids, so a client holding one can still
+			// release it on the new owner.
+			args = append(args, "LEASES", strconv.Itoa(len(leases)))
+			for _, e := range leases {
+				args = append(args, strconv.FormatInt(e.ID, 10), strconv.FormatInt(e.TS, 10), strconv.FormatInt(e.Units, 10))
+			}
+		case entries == nil:
 			args = append(args, "TAT", strconv.FormatInt(tat, 10))
-		} else {
+		default:
 			args = append(args, "LOG", strconv.Itoa(len(entries)))
 			for _, e := range entries {
 				args = append(args, strconv.FormatInt(e.TS, 10), strconv.FormatInt(e.Units, 10))

@@ -51,7 +51,7 @@ func TestLimiterUpdateConcurrent(t *testing.T) {
 			}, nil)
 			_ = l.Definition()
 			_ = l.UniqueKeys(now)
-			_ = l.EachState(now, false, func(string, int64, []ratelimit.WindowEntry) {}, nil)
+			_ = l.EachState(now, false, func(string, int64, []ratelimit.WindowEntry, []ratelimit.Lease) {}, nil)
 		}
 	}()
 	wg.Wait()

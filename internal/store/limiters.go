@@ -18,6 +18,10 @@ const (
 	SlidingWindow Algo = iota
 	TokenBucket
 	LeakyBucket
+	// Concurrency limits units in flight: an allowed CHECK acquires a lease that holds its
+	// units until RATELIMIT.RELEASE or until it expires window_ms after it was acquired
+	// (docs/ratelimit.md, "Concurrency limits").
+	Concurrency
 )
 
 // String is the algorithm's name as CREATE takes it and STATS replies it.
@@ -27,6 +31,8 @@ func (a Algo) String() string {
 		return "token_bucket"
 	case LeakyBucket:
 		return "leaky_bucket"
+	case Concurrency:
+		return "concurrency"
 	}
 	return "sliding_window"
 }
@@ -59,7 +65,11 @@ type Limiter struct {
 	// server's periodic flush which limiters owe the journal their newer count.
 	journaledDenied atomic.Int64
 	seed            maphash.Seed
-	shards          [limiterShards]limiterShard
+	// nameBytes is Name as bytes for state effects, made once when the limiter is
+	// registered (CreateThen); shards share it rather than each keeping a copy, which keeps
+	// a shard within its two cache lines.
+	nameBytes []byte
+	shards    [limiterShards]limiterShard
 }
 
 type limiterShard struct {
@@ -70,6 +80,14 @@ type limiterShard struct {
 	tat map[string]*int64
 	// log holds sliding_window state.
 	log map[string]*ratelimit.Window
+	// lease holds concurrency state. A key whose last lease was released keeps its (empty)
+	// entry until the sweep reclaims it, so that CHECK+RELEASE cycles on a key allocate
+	// nothing; an empty entry is no state to every reader.
+	lease map[string]*ratelimit.Leases
+	// lastLease is the largest lease id issued or applied (journal, snapshot) in this shard:
+	// a new id is max(now_ms * 10^6, lastLease + 1), so ids ascend per key and never repeat
+	// one the key held, on this node or on a replica that applied its effects.
+	lastLease int64
 	// dropped is set, under this shard's lock, when the limiter is dropped (DROP, FLUSHALL):
 	// a check that obtained the limiter just before then acts as on an unknown limiter, so no
 	// state effect can be journaled after the limiter's removal.
@@ -78,8 +96,8 @@ type limiterShard struct {
 	// allocates nothing (Journal's contract lets effects point into it).
 	args [][]byte
 	nums []byte
-	offs []int  // where each number in nums ends
-	name []byte // the limiter's name as bytes, made once
+	offs []int   // where each number in nums ends
+	_    [8]byte // pads the shard to 128 bytes (layout_test.go)
 }
 
 // Totals returns total_allowed and total_denied.
@@ -143,6 +161,17 @@ func (l *Limiter) Update(atMs int64, build func(old Definition) (Definition, boo
 				}
 			}
 		}
+	} else if l.Algo == Concurrency {
+		// As sliding_window: expired leases go with the old window, the rest are kept and
+		// each counts until ts + the new window.
+		for i := range l.shards {
+			s := &l.shards[i]
+			for k, ls := range s.lease {
+				if !ls.Prune(atMs, old.WindowMs) {
+					delete(s.lease, k)
+				}
+			}
+		}
 	} else if nu.Rate.IntervalNs != old.Rate.IntervalNs || nu.Limit != old.Limit {
 		now := atMs * ratelimit.NsPerMs
 		for i := range l.shards {
@@ -186,22 +215,32 @@ func (l *Limiter) shard(key []byte) *limiterShard {
 // Result is a CHECK or PEEK reply: [allowed, remaining, retry_after_ms, limit, current].
 type Result [5]int64
 
-// Check runs RATELIMIT.CHECK (record true) or RATELIMIT.PEEK (record false, cost 1) for key at
+// Check is CheckLease for callers that need no lease id.
+func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool, j Journal) (Result, bool) {
+	res, _, changed := l.CheckLease(key, cost, nowMs, maxEntries, record, j)
+	return res, changed
+}
+
+// CheckLease runs RATELIMIT.CHECK (record true) or RATELIMIT.PEEK (record false, cost 1) for key at
 // nowMs. maxEntries is ratelimit.sliding-window-max-entries. It reports the reply and whether
 // state changed (allowed CHECKs only, spec §10). When j is set, a change is journaled, under
 // the key's lock, as the key's complete new state and the limiter's totals (EffectState).
-func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool, j Journal) (Result, bool) {
+//
+// On a concurrency limiter an allowed CHECK acquires a lease: leaseID is its id (0 otherwise).
+func (l *Limiter) CheckLease(key []byte, cost, nowMs, maxEntries int64, record bool, j Journal) (res Result, leaseID int64, changed bool) {
 	s := l.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dropped {
-		return Result{}, false // as an unknown limiter: [0,0,0,0,0]
+		return Result{}, 0, false // as an unknown limiter: [0,0,0,0,0]
 	}
-	var res Result
-	changed := false
-	if l.Algo == SlidingWindow {
+	switch l.Algo {
+	case SlidingWindow:
 		res, changed = l.checkWindow(s, key, cost, nowMs, maxEntries, record)
-	} else {
+	case Concurrency:
+		res, leaseID = l.checkLeases(s, key, cost, nowMs, record)
+		changed = leaseID != 0
+	default:
 		res, changed = l.checkBucket(s, key, cost, nowMs, record)
 	}
 	if record {
@@ -222,7 +261,67 @@ func (l *Limiter) Check(key []byte, cost, nowMs, maxEntries int64, record bool, 
 	if changed && j != nil {
 		j.Append(Effect{DB: -1, Args: l.stateEffect(s, key)})
 	}
-	return res, changed
+	return res, leaseID, changed
+}
+
+// checkLeases decides a concurrency request and, when allowed and recording, acquires a lease
+// (ratelimit.Leases). Caller holds s.mu.
+func (l *Limiter) checkLeases(s *limiterShard, key []byte, cost, nowMs int64, record bool) (Result, int64) {
+	ls := s.lease[string(key)]
+	var r ratelimit.WindowResult
+	if ls != nil {
+		ls.Prune(nowMs, l.WindowMs) // an emptied entry stays for reuse (see lease)
+		r = ls.Check(nowMs, l.WindowMs, l.Limit, cost)
+	} else {
+		var none ratelimit.Leases
+		r = none.Check(nowMs, l.WindowMs, l.Limit, cost)
+	}
+	if !r.Allowed {
+		return Result{0, max(0, l.Limit-r.Current), r.RetryMs, l.Limit, r.Current}, 0
+	}
+	if !record {
+		return Result{1, l.Limit - r.Current, 0, l.Limit, r.Current}, 0
+	}
+	if ls == nil {
+		ls = new(ratelimit.Leases)
+		if s.lease == nil {
+			s.lease = map[string]*ratelimit.Leases{}
+		}
+		s.lease[string(key)] = ls
+	}
+	id := ratelimit.NextLeaseID(nowMs, s.lastLease)
+	s.lastLease = id
+	ls.Acquire(id, nowMs, cost, l.Limit)
+	return Result{1, l.Limit - r.Current - cost, 0, l.Limit, r.Current}, id
+}
+
+// ReleaseCommand is the command that gives a concurrency lease back.
+const ReleaseCommand = "RATELIMIT.RELEASE"
+
+// Release gives back the live lease id of key (RATELIMIT.RELEASE) and reports whether there
+// was one: an expired, released or never issued lease is not, and releasing is idempotent.
+// Totals do not change. When j is set, a release is journaled under the key's lock as the
+// key's complete remaining leases (RATELIMIT.SETSTATE ... LEASES), like Check's effects.
+// dropped reports a limiter dropped meanwhile (as if unknown).
+func (l *Limiter) Release(key []byte, id, nowMs int64, j Journal) (released, dropped bool) {
+	s := l.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dropped {
+		return false, true
+	}
+	ls := s.lease[string(key)]
+	if ls == nil {
+		return false, false
+	}
+	ls.Prune(nowMs, l.WindowMs)
+	if !ls.Release(id) {
+		return false, false
+	}
+	if j != nil {
+		j.Append(Effect{DB: -1, Args: l.stateEffect(s, key)})
+	}
+	return true, false
 }
 
 // SetStateCommand is the command that carries a limiter key's state in the journal.
@@ -232,6 +331,7 @@ const SetStateCommand = "RATELIMIT.SETSTATE"
 //
 //	RATELIMIT.SETSTATE name key TAT <ns> TOTALS <allowed> <denied>
 //	RATELIMIT.SETSTATE name key LOG <n> <ts> <units> ... TOTALS <allowed> <denied>
+//	RATELIMIT.SETSTATE name key LEASES <n> <id> <ts> <units> ... TOTALS <allowed> <denied>
 //
 // Totals only grow, so applying them as a maximum makes effects from different keys commute:
 // the order in which two shards of one limiter journal does not matter.
@@ -245,14 +345,24 @@ func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
 		offs = append(offs, len(s.nums))
 	}
 	var w *ratelimit.Window
-	if l.Algo == SlidingWindow {
+	var ls *ratelimit.Leases
+	switch l.Algo {
+	case SlidingWindow:
 		w = s.log[string(key)]
 		itoa(int64(len(w.Entries)))
 		for _, e := range w.Entries {
 			itoa(e.TS)
 			itoa(e.Units)
 		}
-	} else {
+	case Concurrency:
+		ls = s.lease[string(key)] // the complete remaining leases: LEASES 0 deletes the state
+		itoa(int64(len(ls.Held)))
+		for _, e := range ls.Held {
+			itoa(e.ID)
+			itoa(e.TS)
+			itoa(e.Units)
+		}
+	default:
 		itoa(*s.tat[string(key)])
 	}
 	a, d := l.Totals()
@@ -271,19 +381,24 @@ func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
 		}
 		return s.nums[start:offs[i]:offs[i]]
 	}
-	if s.name == nil {
-		s.name = []byte(l.Name)
-	}
-	args := append(s.args[:0], effSetState, s.name, key)
+	args := append(s.args[:0], effSetState, l.nameBytes, key)
 	i := 0
-	if w != nil {
+	switch {
+	case w != nil:
 		args = append(args, effLog, num(0))
 		i = 1
 		for range w.Entries {
 			args = append(args, num(i), num(i+1))
 			i += 2
 		}
-	} else {
+	case ls != nil:
+		args = append(args, effLeases, num(0))
+		i = 1
+		for range ls.Held {
+			args = append(args, num(i), num(i+1), num(i+2))
+			i += 3
+		}
+	default:
 		args = append(args, effTAT, num(0))
 		i = 1
 	}
@@ -301,6 +416,7 @@ func (l *Limiter) stateEffect(s *limiterShard, key []byte) [][]byte {
 var (
 	effSetState = []byte(SetStateCommand)
 	effLog      = []byte("LOG")
+	effLeases   = []byte("LEASES")
 	effTAT      = []byte("TAT")
 	effTotals   = []byte("TOTALS")
 )
@@ -337,6 +453,38 @@ func (l *Limiter) SetStateShadow(key []byte, tat int64, entries []ratelimit.Wind
 	raise(&l.totalAllowed, allowed)
 	raise(&l.totalDenied, denied)
 	raise(&l.journaledDenied, denied) // the effect applied came from the journal
+}
+
+// SetStateLeases applies a concurrency key's journaled leases (RATELIMIT.SETSTATE ... LEASES),
+// normalized by ratelimit.NormalizeLeases, replacing the key's state (no leases: no state),
+// raises the shard's lease-id counter past them and the totals to at least the given values.
+// It reads no clock, like SetState.
+func (l *Limiter) SetStateLeases(key []byte, leases []ratelimit.Lease, allowed, denied, shadowDenied int64) {
+	raise(&l.totalShadowDenied, shadowDenied)
+	s := l.shard(key)
+	s.mu.Lock()
+	s.setLeases(key, leases)
+	s.mu.Unlock()
+	raise(&l.totalAllowed, allowed)
+	raise(&l.totalDenied, denied)
+	raise(&l.journaledDenied, denied)
+}
+
+// setLeases replaces key's leases (ascending ids) and raises lastLease. Caller holds s.mu.
+func (s *limiterShard) setLeases(key []byte, leases []ratelimit.Lease) {
+	if len(leases) == 0 {
+		delete(s.lease, string(key))
+		return
+	}
+	ls := &ratelimit.Leases{Held: leases}
+	for _, e := range leases {
+		ls.Sum += e.Units
+	}
+	s.lastLease = max(s.lastLease, leases[len(leases)-1].ID)
+	if s.lease == nil {
+		s.lease = map[string]*ratelimit.Leases{}
+	}
+	s.lease[string(key)] = ls
 }
 
 // RaiseTotals raises the totals to at least allowed and denied: the totals-only effect
@@ -455,6 +603,9 @@ func (l *Limiter) Reset(key []byte, nowMs int64, j Journal) bool {
 			live = w.Prune(nowMs, l.WindowMs)
 			delete(s.log, string(key))
 		}
+	} else if ls := s.lease[string(key)]; ls != nil {
+		live = ls.Prune(nowMs, l.WindowMs)
+		delete(s.lease, string(key))
 	} else if tat, ok := s.tat[string(key)]; ok {
 		live = *tat > nowMs*ratelimit.NsPerMs
 		delete(s.tat, string(key))
@@ -511,6 +662,17 @@ func (l *Limiter) sweepShard(s *limiterShard, nowMs int64, budget int) int {
 			live++
 		}
 	}
+	for k, ls := range s.lease {
+		if budget >= 0 && seen >= budget {
+			break
+		}
+		seen++
+		if !ls.Prune(nowMs, l.WindowMs) {
+			delete(s.lease, k)
+		} else {
+			live++
+		}
+	}
 	return live
 }
 
@@ -546,6 +708,7 @@ func (ls *Limiters) CreateThen(l *Limiter, maxLimiters int64, done func()) bool 
 		return false
 	}
 	l.seed = maphash.MakeSeed()
+	l.nameBytes = []byte(l.Name)
 	if done != nil {
 		done()
 	}
@@ -579,7 +742,7 @@ func (l *Limiter) markDropped() {
 		s := &l.shards[i]
 		s.mu.Lock()
 		s.dropped = true
-		s.tat, s.log = nil, nil
+		s.tat, s.log, s.lease = nil, nil, nil
 		s.mu.Unlock()
 	}
 }

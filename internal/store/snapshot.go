@@ -193,11 +193,11 @@ func (ls *Limiters) All() []*Limiter {
 }
 
 // EachState visits every key with live state at nowMs: fn gets the TAT in ns (bucket
-// limiters) or the live sliding-window entries, which alias the limiter's memory and are
-// valid only during fn. Dead state is skipped, not reclaimed. Unless held (the caller holds
+// limiters), the live sliding-window entries or the live concurrency leases (one of them
+// non-nil), which alias the limiter's memory and are valid only during fn. Dead state is skipped, not reclaimed. Unless held (the caller holds
 // LockState), the walk goes one internal shard at a time under that shard's lock, and after
 // runs with no lock held after each shard; its error ends the walk.
-func (l *Limiter) EachState(nowMs int64, held bool, fn func(key string, tat int64, entries []ratelimit.WindowEntry), after func() error) error {
+func (l *Limiter) EachState(nowMs int64, held bool, fn func(key string, tat int64, entries []ratelimit.WindowEntry, leases []ratelimit.Lease), after func() error) error {
 	now := nowMs * ratelimit.NsPerMs
 	for i := range l.shards {
 		s := &l.shards[i]
@@ -207,7 +207,7 @@ func (l *Limiter) EachState(nowMs int64, held bool, fn func(key string, tat int6
 		cut := nowMs - l.WindowMs // read under the lock: RATELIMIT.UPDATE may change it
 		for k, tat := range s.tat {
 			if *tat > now {
-				fn(k, *tat, nil)
+				fn(k, *tat, nil, nil)
 			}
 		}
 		for k, w := range s.log {
@@ -216,7 +216,16 @@ func (l *Limiter) EachState(nowMs int64, held bool, fn func(key string, tat int6
 				j++
 			}
 			if j < len(w.Entries) {
-				fn(k, 0, w.Entries[j:])
+				fn(k, 0, w.Entries[j:], nil)
+			}
+		}
+		for k, ls := range s.lease {
+			j := 0
+			for j < len(ls.Held) && ls.Held[j].TS <= cut {
+				j++
+			}
+			if j < len(ls.Held) {
+				fn(k, 0, nil, ls.Held[j:])
 			}
 		}
 		if held {
@@ -255,10 +264,25 @@ func (l *Limiter) RestoreState(key []byte, tat int64, entries []ratelimit.Window
 	s.mu.Lock()
 	_, dupTAT := s.tat[string(key)]
 	_, dupLog := s.log[string(key)]
+	_, dupLease := s.lease[string(key)]
 	s.mu.Unlock()
-	if dupTAT || dupLog {
+	if dupTAT || dupLog || dupLease {
 		return false
 	}
 	l.SetState(key, tat, entries, 0, 0)
+	return true
+}
+
+// RestoreLeases is RestoreState for a concurrency key: leases (normalized, ascending ids)
+// become the key's state and raise the shard's lease-id counter, so ids issued after a load
+// stay above every loaded one.
+func (l *Limiter) RestoreLeases(key []byte, leases []ratelimit.Lease) bool {
+	s := l.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.lease[string(key)]; dup {
+		return false
+	}
+	s.setLeases(key, leases)
 	return true
 }

@@ -154,7 +154,7 @@ func TestLimiterEachStateAndRestore(t *testing.T) {
 	collect := func(l *Limiter, now int64) map[string]state {
 		out := map[string]state{}
 		flushes := 0
-		if err := l.EachState(now, false, func(k string, tat int64, e []ratelimit.WindowEntry) {
+		if err := l.EachState(now, false, func(k string, tat int64, e []ratelimit.WindowEntry, _ []ratelimit.Lease) {
 			out[k] = state{tat, append([]ratelimit.WindowEntry(nil), e...)}
 		}, func() error { flushes++; return nil }); err != nil {
 			t.Fatal(err)
@@ -171,7 +171,7 @@ func TestLimiterEachStateAndRestore(t *testing.T) {
 	gotTB := collect(tb, t0+1000)
 	tb.LockState()
 	held := 0
-	_ = tb.EachState(t0+1000, true, func(string, int64, []ratelimit.WindowEntry) { held++ }, nil)
+	_ = tb.EachState(t0+1000, true, func(string, int64, []ratelimit.WindowEntry, []ratelimit.Lease) { held++ }, nil)
 	tb.UnlockState()
 	if held != 1 {
 		t.Fatalf("held walk saw %d keys", held)

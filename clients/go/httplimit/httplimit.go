@@ -24,6 +24,16 @@
 // them. No limit ever admits more than it allows (each charging command is atomic and
 // re-checks), but a request that loses such a race can be counted on the limits that allowed
 // it while another refuses it. This is the only case in which a refused request is charged.
+//
+// # Concurrency limiters
+//
+// A [Limiter] created with ALGO concurrency (hotkv.Concurrency) bounds the requests in flight
+// rather than a rate: its check acquires a lease, which the middleware releases
+// (RATELIMIT.RELEASE) when the next handler returns, or at once when another limit refuses the
+// request. A lease the middleware could not release (the server unreachable at that moment,
+// the process killed) frees itself when the limiter's window has passed since it was
+// acquired, so choose a window longer than the slowest request. Release errors go to
+// Options.OnError.
 package httplimit
 
 import (
@@ -170,6 +180,16 @@ type Decision struct {
 	TooLarge bool
 	// Results holds one entry per limit, in Options.Limits order.
 	Results []Result
+
+	// leases are the concurrency leases the checks acquired, released when the request is
+	// done (or at once when it is refused).
+	leases []lease
+}
+
+// lease is a concurrency lease a RATELIMIT.CHECK acquired for a request.
+type lease struct {
+	limiter, key string
+	id           int64
 }
 
 type ctxKey struct{}
@@ -262,6 +282,9 @@ func (m *middleware) wrap(next http.Handler) http.Handler {
 			}
 			return
 		}
+		if len(d.leases) > 0 {
+			defer m.release(r, d.leases)
+		}
 		m.setHeaders(w.Header(), d)
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, d))
 		if d.Allowed {
@@ -330,16 +353,58 @@ func (m *middleware) decide(r *http.Request, cost int64) (*Decision, error) {
 				still = still || m.refuses(limits[i], out[i], cost)
 			}
 			if still {
-				return m.decision(ctx, limits, out, cost), nil
+				return m.decisionWithLeases(ctx, limits, keys, out, cost), nil
 			}
 		}
 	}
 	// Step 2 (or the only step with one limit): count the request on every limit not yet
 	// counted. Each command re-checks atomically.
 	if err := m.run(ctx, limits, keys, cost, out, func(i int) bool { return !out[i].charged }, true); err != nil {
+		// Leases acquired by the commands that did succeed are given back.
+		if ls := leasesOf(limits, keys, out); len(ls) > 0 {
+			m.release(r, ls)
+		}
 		return nil, err
 	}
-	return m.decision(ctx, limits, out, cost), nil
+	return m.decisionWithLeases(ctx, limits, keys, out, cost), nil
+}
+
+// decisionWithLeases is decision plus the concurrency leases the charging checks acquired.
+func (m *middleware) decisionWithLeases(ctx context.Context, limits []Limit, keys []string, out []outcome, cost int64) *Decision {
+	d := m.decision(ctx, limits, out, cost)
+	d.leases = leasesOf(limits, keys, out)
+	return d
+}
+
+// leasesOf lists the concurrency leases the charging checks in out acquired.
+func leasesOf(limits []Limit, keys []string, out []outcome) []lease {
+	var ls []lease
+	for i, o := range out {
+		if o.charged && o.rl.LeaseID != 0 {
+			ls = append(ls, lease{limiter: limits[i].limiter, key: keys[i], id: o.rl.LeaseID})
+		}
+	}
+	return ls
+}
+
+// release gives back a request's concurrency leases in one pipeline. It runs after the
+// request may have been cancelled (the client went away), so it does not inherit the
+// cancellation; it keeps the request context's values.
+func (m *middleware) release(r *http.Request, leases []lease) {
+	ctx := context.WithoutCancel(r.Context())
+	cmds := make([]*redis.BoolCmd, len(leases))
+	_, _ = m.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		c := hotkv.Wrap(p)
+		for i, l := range leases {
+			cmds[i] = c.RateLimitRelease(ctx, l.limiter, l.key, l.id)
+		}
+		return nil
+	})
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && m.opts.OnError != nil {
+			m.opts.OnError(r, fmt.Errorf("httplimit: releasing a lease of %s: %w", leases[i].limiter, err))
+		}
+	}
 }
 
 // run sends, in one pipeline, a peek (charge false) or a charging command (charge true) for
@@ -371,26 +436,37 @@ func (m *middleware) run(ctx context.Context, limits []Limit, keys []string, cos
 	if !sent {
 		return nil
 	}
+	// Every reply is stored, even after an error, so that the caller can give back the
+	// concurrency leases of the commands that succeeded.
+	var first error
+	fail := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
 	for i, l := range limits {
 		switch {
 		case gcmds[i] != nil:
 			res, err := gcmds[i].Result()
 			if err != nil {
-				return fmt.Errorf("httplimit: %s: %w", l.policy, err)
+				fail(fmt.Errorf("httplimit: %s: %w", l.policy, err))
+				continue
 			}
 			out[i] = outcome{gcra: res, charged: charge}
 		case rcmds[i] != nil:
 			res, err := rcmds[i].Result()
 			if err != nil {
-				return fmt.Errorf("httplimit: %s: %w", l.policy, err)
+				fail(fmt.Errorf("httplimit: %s: %w", l.policy, err))
+				continue
 			}
 			if res.UnknownLimiter() {
-				return fmt.Errorf("%w: %q", ErrUnknownLimiter, l.limiter)
+				fail(fmt.Errorf("%w: %q", ErrUnknownLimiter, l.limiter))
+				continue
 			}
 			out[i] = outcome{rl: res, charged: charge}
 		}
 	}
-	return nil
+	return first
 }
 
 // refuses says whether a limit's latest reply refuses a request of this cost. A RATELIMIT.PEEK

@@ -454,3 +454,57 @@ func TestClusterClient(t *testing.T) {
 	h := mustNew(t, cc, httplimit.Options{Limits: []httplimit.Limit{httplimit.GCRA("g", time.Minute, 10), httplimit.Limiter("api")}})
 	want(t, get(h, client), 200, "RateLimit", `"g";r=9;t=6, "api";r=99`)
 }
+
+// TestConcurrencyLimiter: a concurrency limiter's lease is held while the handler runs and
+// released when it returns, so at most limit requests are in the handler at once; a request
+// refused by another limit keeps no lease.
+func TestConcurrencyLimiter(t *testing.T) {
+	c := setup(t)
+	if err := c.RateLimitCreate(ctx, "inflight", 1, time.Minute, &hotkv.RateLimitOptions{Algorithm: hotkv.Concurrency}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mw, err := httplimit.New(c, httplimit.Options{Limits: []httplimit.Limit{httplimit.Limiter("inflight")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, leave := make(chan struct{}), make(chan struct{})
+	h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("slow") != "" {
+			entered <- struct{}{}
+			<-leave
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	done := make(chan *httptest.ResponseRecorder)
+	go func() {
+		req := httptest.NewRequest(http.MethodGet, "/?slow=1", nil)
+		req.RemoteAddr = client
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		done <- rec
+	}()
+	<-entered
+	// The slow request holds the only slot.
+	want(t, get(h, client), 429, "RateLimit", `"inflight";r=0;t=60`, "Retry-After", "60")
+	close(leave)
+	want(t, <-done, 200, "RateLimit", `"inflight";r=0`)
+	// Released when the handler returned.
+	if r := c.RateLimitPeek(ctx, "inflight", "192.0.2.1").Val(); r.Current != 0 || !r.Allowed {
+		t.Fatalf("after the request: %+v", r)
+	}
+	want(t, get(h, client), 200)
+	want(t, get(h, client), 200)
+
+	// With a GCRA limit that refuses, the concurrency limiter keeps nothing.
+	h2 := mustNew(t, c, httplimit.Options{Limits: []httplimit.Limit{
+		httplimit.GCRA("burst", time.Minute, 1), httplimit.Limiter("inflight")}})
+	want(t, get(h2, client), 200)
+	want(t, get(h2, client), 429)
+	if r := c.RateLimitPeek(ctx, "inflight", "192.0.2.1").Val(); r.Current != 0 {
+		t.Fatalf("a lease left after the requests: %+v", r)
+	}
+	st := c.RateLimitStats(ctx, "inflight").Val()
+	if st.TotalAllowed != 4 || st.TotalDenied != 1 {
+		t.Fatalf("totals %+v", st)
+	}
+}
