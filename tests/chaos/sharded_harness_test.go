@@ -300,6 +300,13 @@ func (sc *shardedCluster) waitQuiet(d time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
+			for _, g := range sc.shards {
+				for _, n := range g.nodes {
+					if n.Running() && strings.HasPrefix(why, n.Name+" ") || n.Running() && strings.HasPrefix(why, n.Name+":") {
+						n.DumpGoroutines() // into its log, which the failure prints
+					}
+				}
+			}
 			sc.t.Fatalf("the cluster did not quiesce within %v: %s", d, why)
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -332,6 +332,14 @@ func (n *Node) signal(sig syscall.Signal) error {
 	return syscall.Kill(-cmd.Process.Pid, sig)
 }
 
+// DumpGoroutines sends SIGQUIT, which makes the Go runtime write every goroutine's stack to
+// the node's log and exit: the post-mortem of a node that stopped making progress.
+func (n *Node) DumpGoroutines() {
+	if err := n.signal(syscall.SIGQUIT); err == nil {
+		n.Wait(5 * time.Second)
+	}
+}
+
 // killNow SIGKILLs the process group (stopped processes die too) and reaps it. It never
 // fails a test: cleanups use it.
 func (n *Node) killNow() {
