@@ -92,6 +92,25 @@ redis.call("PEXPIRE", KEYS[1], math.ceil(capacity / refill))
 return {1, math.floor(tokens), -1}
 `
 
+// SemaphoreLua is the expiring sorted-set semaphore (the pattern of redis-semaphore and
+// similar libraries): one member per lease, scored by its acquisition time, leases older than
+// the timeout dropped on every call. ARGV are the timeout in ms and the limit; it replies
+// {acquired, lease} where lease is the member to ZREM on release.
+const SemaphoreLua = `
+local timeout = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - timeout)
+if redis.call("ZCARD", KEYS[1]) >= limit then
+  return {0, ""}
+end
+local lease = t[1] .. t[2]
+redis.call("ZADD", KEYS[1], now, lease)
+redis.call("PEXPIRE", KEYS[1], timeout)
+return {1, lease}
+`
+
 // SHA1 is a script's EVALSHA name.
 func SHA1(script string) string {
 	h := sha1.Sum([]byte(script))
@@ -155,6 +174,13 @@ var Workloads = []Workload{
 		Redis:      []string{"EVALSHA", "{sha:token}", "1", "lb:" + RandPlaceholder, "100", "1.6667", "1"},
 		Scripts:    map[string]string{"token": TokenBucketLua},
 		Note:       "a leaky bucket (as a meter) makes a token bucket's decisions; Redis: the hash token bucket"},
+	{Name: "concurrency", HotKV: []string{"RATELIMIT.CHECK", "conc", "cc:" + RandPlaceholder},
+		HotKVSetup: [][]string{{"RATELIMIT.DROP", "conc"}, {"RATELIMIT.CREATE", "conc", "10", "1000", "ALGO", "concurrency"}},
+		Redis:      []string{"EVALSHA", "{sha:semaphore}", "1", "cc:" + RandPlaceholder, "1000", "10"},
+		Scripts:    map[string]string{"semaphore": SemaphoreLua},
+		Note: "acquiring a lease, at most 10 in flight per key, leases expiring after 1 s; Redis: the expiring sorted-set semaphore. " +
+			"Acquisitions only (the load generator sends fixed commands, and a release needs the lease from the reply): " +
+			"RATELIMIT.RELEASE costs about what a CHECK does (`BenchmarkRateLimitCheckRelease`, docs/ratelimit.md)"},
 }
 
 // FindWorkload returns the workload called name.
