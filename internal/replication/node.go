@@ -149,7 +149,16 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 		return nil, fmt.Errorf("raft address %q: %w", cfg.Bind, err)
 	}
 	var peers *peerAddrs
-	tcfg := &raft.NetworkTransportConfig{MaxPool: 4, Timeout: 5 * time.Second, Logger: logger}
+	// MaxRPCsInFlight 1 turns off hashicorp/raft's pipelined replication. With it on, a
+	// leader that got a reply with a newer term (a partitioned leader after the heal) could
+	// leave its replication goroutine blocked for good: the pipeline's decoder had stopped
+	// reading, so the next send waited forever, and Raft.Shutdown, which waits for that
+	// goroutine, never returned. The sharded chaos test caught it (a source leader cut off
+	// mid-move never rebuilt itself after losing leadership, since the rebuild shuts the old
+	// node down first); grafana/pyroscope#5518 describes the same deadlock. Batching already
+	// puts many entries in each AppendEntries, which is where the throughput comes from
+	// (the library's own documentation of this setting says as much).
+	tcfg := &raft.NetworkTransportConfig{MaxPool: 4, Timeout: 5 * time.Second, Logger: logger, MaxRPCsInFlight: 1}
 	if len(cfg.PeerAddrs) > 0 {
 		peers = newPeerAddrs(cfg.NodeID, cfg.Bind, cfg.PeerAddrs)
 		tcfg.ServerAddressProvider = peers

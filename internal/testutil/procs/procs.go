@@ -334,9 +334,17 @@ func (n *Node) signal(sig syscall.Signal) error {
 
 // DumpGoroutines sends SIGQUIT, which makes the Go runtime write every goroutine's stack to
 // the node's log and exit: the post-mortem of a node that stopped making progress.
+// The whole log, dump included, goes to a file in the system's temporary directory (a
+// failing test prints only the log's tail), whose path the test log names.
 func (n *Node) DumpGoroutines() {
-	if err := n.signal(syscall.SIGQUIT); err == nil {
-		n.Wait(5 * time.Second)
+	if err := n.signal(syscall.SIGQUIT); err != nil {
+		return
+	}
+	n.Wait(5 * time.Second)
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(n.t.Name())
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("hotkv-%s-%s-%d.log", name, n.Name, time.Now().Unix()))
+	if err := os.WriteFile(path, []byte(n.Log()), 0o644); err == nil {
+		n.t.Logf("%s: goroutine dump and whole log in %s", n.Name, path)
 	}
 }
 
