@@ -65,6 +65,12 @@ type Migration struct {
 	Slots Range  `json:"slots"`
 	From  string `json:"from"`
 	To    string `json:"to"`
+	// Session names the target's latest import of the range (each CLUSTERX IMPORTING that
+	// clears the target records a new one): only the copy that streamed into the latest
+	// import may report the move done. Two copies can overlap: a source leader deposed
+	// mid-copy finishing its copy while the new leader's copy, which cleared the target again,
+	// is still streaming; the old copy's report would hand the target a range half re-copied.
+	Session uint64 `json:"session,omitempty"`
 }
 
 // Map is the meta group's state.
@@ -87,7 +93,9 @@ func NewMap() *Map {
 type Op struct {
 	// Kind is "node" (add or update Node), "forget" (remove node ID), "assign" (give the
 	// unowned Slots to Shard), "hint" (ID leads Shard in Term), "migrate" (start moving
-	// Slots[0] to Shard) or "migrated" (migration Mig is done: its slots go to its target).
+	// Slots[0] to Shard), "importing" (the target begins import Session of migration Mig) or
+	// "migrated" (migration Mig is done: its slots go to its target; Session, when set, must
+	// be the migration's latest import).
 	Kind  string  `json:"op"`
 	Node  *Node   `json:"node,omitempty"`
 	ID    string  `json:"id,omitempty"`
@@ -95,6 +103,8 @@ type Op struct {
 	Slots []Range `json:"slots,omitempty"`
 	Term  uint64  `json:"term,omitempty"`
 	Mig   uint64  `json:"mig,omitempty"`
+	// Session is an import session ("importing", "migrated").
+	Session uint64 `json:"session,omitempty"`
 }
 
 // ErrNoChange is returned for an op that changes nothing (a repeated announcement): the
@@ -192,9 +202,21 @@ func (m *Map) Check(op *Op) error {
 				return fmt.Errorf("slots %s are being moved already (migration %d)", mg.Slots, mg.ID)
 			}
 		}
+	case "importing":
+		mg := m.migration(op.Mig)
+		if mg == nil {
+			return fmt.Errorf("no migration %d in progress", op.Mig)
+		}
+		if op.Session == 0 {
+			return errors.New("an import needs a session")
+		}
 	case "migrated":
-		if m.migration(op.Mig) == nil {
+		mg := m.migration(op.Mig)
+		if mg == nil {
 			return ErrNoChange // done already (a retried report)
+		}
+		if op.Session != 0 && mg.Session != op.Session {
+			return fmt.Errorf("the copy of migration %d was started again (import %d, not %d): this copy is stale", op.Mig, mg.Session, op.Session)
 		}
 	default:
 		return fmt.Errorf("unknown slot map change %q", op.Kind)
@@ -243,6 +265,8 @@ func (m *Map) Apply(op *Op) error {
 		m.NextMigration++
 		r := op.Slots[0]
 		m.Migrations = append(m.Migrations, &Migration{ID: m.NextMigration, Slots: r, From: m.owners()[r.Start], To: op.Shard})
+	case "importing":
+		m.migration(op.Mig).Session = op.Session
 	case "migrated":
 		mg := m.migration(op.Mig)
 		from, to := m.Shards[mg.From], m.Shards[mg.To]

@@ -131,7 +131,24 @@ func TestMigrations(t *testing.T) {
 	if !ok || mg.From != "s1" || mg.To != "s2" || v.Owner(15).ID != "s1" {
 		t.Fatalf("migration %+v, owner of 15 %s", mg, v.Owner(15).ID)
 	}
-	if err := apply(t, f, Op{Kind: "migrated", Mig: 1}); err != nil {
+	// Two copies overlap: the first imports (session 7), a second restarts the import (8).
+	// The first one's report is refused; the second's hands the slots over.
+	if err := apply(t, f, Op{Kind: "importing", Mig: 1, Session: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(t, f, Op{Kind: "importing", Mig: 1, Session: 8}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Check(&Op{Kind: "importing", Mig: 2, Session: 9}); err == nil || !strings.Contains(err.Error(), "no migration 2") {
+		t.Fatalf("importing an unknown move: %v", err)
+	}
+	if err := apply(t, f, Op{Kind: "migrated", Mig: 1, Session: 7}); err == nil || !strings.Contains(err.Error(), "stale") {
+		t.Fatalf("the stale copy's report: %v", err)
+	}
+	if v := f.View(); v.Owner(15).ID != "s1" {
+		t.Fatal("a stale report moved the slots")
+	}
+	if err := apply(t, f, Op{Kind: "migrated", Mig: 1, Session: 8}); err != nil {
 		t.Fatal(err)
 	}
 	v = f.View()

@@ -16,7 +16,7 @@ type ClusterAdmin interface {
 	ClusterXMap() ([]byte, error)
 	ClusterXStatus() ([][2]string, error)
 	ClusterXMigrate(r cluster.Range, to string) error
-	ClusterXImporting(mig uint64, keep bool) (start, end int, err error)
+	ClusterXImporting(mig uint64, keep bool) (start, end int, session uint64, err error)
 	ClusterXRebalance() (int, error)
 }
 
@@ -188,11 +188,13 @@ func clusterxImporting(c *Ctx) {
 		c.Error(ErrSyntax)
 		return
 	}
-	start, end, err := ca.ClusterXImporting(uint64(mig), keep)
-	if err == nil {
-		c.Client.Importing.Mig, c.Client.Importing.Start, c.Client.Importing.End = uint64(mig), start, end
+	start, end, session, err := ca.ClusterXImporting(uint64(mig), keep)
+	if err != nil {
+		raftReply(c, err)
+		return
 	}
-	raftReply(c, err)
+	c.Client.Importing.Mig, c.Client.Importing.Start, c.Client.Importing.End = uint64(mig), start, end
+	c.W.Int(int64(session)) // the import's session (0 for KEEP), which the source reports the move done with
 }
 
 func clusterxRebalance(c *Ctx) {

@@ -27,6 +27,8 @@ package server
 //	slots := u8 4 | JSON {op: fence|drop|clear, mig, slots}
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -461,17 +463,19 @@ func (sh *shardState) migrationLive(id uint64) (bool, error) {
 func (sh *shardState) migrate(mg cluster.Migration) error {
 	r := sh.s.repl
 	start := time.Now()
+	nonce := r.nonceA.Load() // this leadership: a move it began is reported done only by it
 	fenced := false
 	for _, fc := range sh.fenceList() {
 		fenced = fenced || fc.Mig == mg.ID
 	}
 	var keys, limiters, tail int
+	var session uint64
 	var err error
 	pre := preCopy && !fenced
 	if pre {
 		// Pre-copy with the range still served, tracking what changes meanwhile.
 		sh.track.start(mg.Slots)
-		if keys, limiters, err = sh.copySlots(mg, nil, true); err != nil {
+		if keys, limiters, session, err = sh.copySlots(mg, nil, true); err != nil {
 			sh.track.stop()
 			return err
 		}
@@ -501,18 +505,25 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 	}
 	if pre && !wide {
 		// Only what changed during the pre-copy.
-		if tail, _, err = sh.copySlots(mg, changed, false); err != nil {
+		if tail, _, _, err = sh.copySlots(mg, changed, false); err != nil {
 			return err
 		}
 	} else {
 		// All of R under the fence: a retry or a new leader of the source (what changed since
 		// a first copy is unknown there), pre-copy off, or a FLUSHALL/SWAPDB meanwhile.
-		if keys, limiters, err = sh.copySlots(mg, nil, true); err != nil {
+		if keys, limiters, session, err = sh.copySlots(mg, nil, true); err != nil {
 			return err
 		}
 	}
 	sh.setLocalFence(nil)
-	if err := sh.apply(&cluster.Op{Kind: "migrated", Mig: mg.ID}); err != nil {
+	if !r.servingA.Load() || r.nonceA.Load() != nonce {
+		// Deposed during the copy: this shard's new leader copies again. (The session check
+		// below would refuse this report once that copy has begun; this spares the race.)
+		return errors.New("lost the leadership of the source shard during the copy")
+	}
+	// The report names the import this copy streamed into: the meta group refuses it if the
+	// target was cleared for another copy since (cluster.Migration.Session).
+	if err := sh.apply(&cluster.Op{Kind: "migrated", Mig: mg.ID, Session: session}); err != nil {
 		return fmt.Errorf("recording the move: %w", err)
 	}
 	sh.s.log.Info("Moved slots to another shard", "slots", mg.Slots.String(), "to", mg.To, "keys", keys,
@@ -608,7 +619,8 @@ const migratePipeline = 1024
 // copySlots streams R's keys and limiters to the target shard's leader: all of them when
 // only is nil (clear: the target first deletes what it holds in R), else the tracked keys and
 // limiters in only, each copied if it exists here and deleted there if it does not.
-func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct{}, clear bool) (keys, limiters int, err error) {
+// It also returns the import session the target replied (0 for a KEEP stream).
+func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct{}, clear bool) (keys, limiters int, session uint64, err error) {
 	v := sh.fsm.View()
 	var target *cluster.ShardView
 	for i := range v.Shards {
@@ -617,23 +629,24 @@ func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct
 		}
 	}
 	if target == nil {
-		return 0, 0, fmt.Errorf("shard %s is not in the slot map", mg.To)
+		return 0, 0, 0, fmt.Errorf("shard %s is not in the slot map", mg.To)
 	}
 	addr := shardAddr(target)
 	if addr == "" {
-		return 0, 0, fmt.Errorf("shard %s has no node address", mg.To)
+		return 0, 0, 0, fmt.Errorf("shard %s has no node address", mg.To)
 	}
 	var p *peerConn
 	for hop := 0; ; hop++ {
 		if p, err = sh.s.dialPeer(addr, 10*time.Minute); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		args := []string{"CLUSTERX", "IMPORTING", strconv.FormatUint(mg.ID, 10)}
 		if !clear {
 			args = append(args, "KEEP")
 		}
-		_, err = p.call(args...)
-		if err == nil {
+		var line string
+		if line, err = p.call(args...); err == nil {
+			session, _ = strconv.ParseUint(strings.TrimPrefix(line, ":"), 10, 64)
 			break
 		}
 		p.close()
@@ -642,7 +655,7 @@ func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct
 			addr = f[2] // a follower of the target names its leader
 			continue
 		}
-		return 0, 0, fmt.Errorf("CLUSTERX IMPORTING on %s: %w", addr, err)
+		return 0, 0, 0, fmt.Errorf("CLUSTERX IMPORTING on %s: %w", addr, err)
 	}
 	defer p.close()
 	inFlight := 0
@@ -661,9 +674,9 @@ func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct
 	if only != nil {
 		keys, limiters, err = sh.copyTracked(p, only, now)
 		if err != nil {
-			return keys, limiters, fmt.Errorf("copying to %s: %w", addr, err)
+			return keys, limiters, 0, fmt.Errorf("copying to %s: %w", addr, err)
 		}
-		return keys, limiters, nil
+		return keys, limiters, session, nil
 	}
 	type item struct {
 		key     string
@@ -725,9 +738,9 @@ func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct
 		}
 	}
 	if firstErr != nil {
-		return keys, limiters, fmt.Errorf("copying to %s: %w", addr, firstErr)
+		return keys, limiters, 0, fmt.Errorf("copying to %s: %w", addr, firstErr)
 	}
-	return keys, limiters, nil
+	return keys, limiters, session, nil
 }
 
 // sendLimiter copies limiter l (definition, every key's state, totals) and waits for the
@@ -861,38 +874,49 @@ func limiterCreateArgs(l *store.Limiter) []string {
 
 // importing is CLUSTERX IMPORTING on the target's leader: it clears the migration's slots
 // here (a clear entry in this group's log) and returns them, for the connection to import on.
-func (sh *shardState) importing(mig uint64, keep bool) (cluster.Range, error) {
+// importing prepares this shard's leader for an import of migration mig and returns the
+// import's session: recorded in the map first (a copy streaming into an earlier import of mig
+// can no longer report the move done), then a clear entry deletes what this shard holds in
+// the range. A KEEP stream (the tail of a pre-copied move) continues the session of the
+// stream before it: no new session, no clear.
+func (sh *shardState) importing(mig uint64, keep bool) (cluster.Range, uint64, error) {
 	mg, ok := sh.fsm.View().Migration(mig)
 	if !ok {
-		return cluster.Range{}, fmt.Errorf("no migration %d in progress here", mig)
+		return cluster.Range{}, 0, fmt.Errorf("no migration %d in progress here", mig)
 	}
 	if mg.To != sh.shard {
-		return cluster.Range{}, fmt.Errorf("migration %d goes to shard %s, not to this node's shard %s", mig, mg.To, sh.shard)
+		return cluster.Range{}, 0, fmt.Errorf("migration %d goes to shard %s, not to this node's shard %s", mig, mg.To, sh.shard)
 	}
 	r := sh.s.repl
 	if !r.servingA.Load() {
 		if addr := r.leaderClientAddr(); addr != "" {
-			return cluster.Range{}, errors.New("MOVED " + strconv.Itoa(mg.Slots.Start) + " " + addr)
+			return cluster.Range{}, 0, errors.New("MOVED " + strconv.Itoa(mg.Slots.Start) + " " + addr)
 		}
-		return cluster.Range{}, errors.New("CLUSTERDOWN No leader for this shard")
+		return cluster.Range{}, 0, errors.New("CLUSTERDOWN No leader for this shard")
 	}
 	if keep {
-		return mg.Slots, nil // the second stream of a pre-copied move: what changed meanwhile
+		return mg.Slots, 0, nil // the second stream of a pre-copied move: what changed meanwhile
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	session := binary.LittleEndian.Uint64(b[:])>>1 | 1 // positive as a RESP integer, never 0
+	if err := sh.apply(&cluster.Op{Kind: "importing", Mig: mig, Session: session}); err != nil {
+		return cluster.Range{}, 0, err
 	}
 	if err := sh.proposeSlots(slotsEntry{Op: "clear", Mig: mig, Slots: mg.Slots}); err != nil {
-		return cluster.Range{}, err
+		return cluster.Range{}, 0, err
 	}
-	return mg.Slots, nil
+	return mg.Slots, session, nil
 }
 
 // ClusterXImporting implements command.ClusterAdmin.
-func (s *Server) ClusterXImporting(mig uint64, keep bool) (start, end int, err error) {
+func (s *Server) ClusterXImporting(mig uint64, keep bool) (start, end int, session uint64, err error) {
 	sh, err := s.shardsOrErr()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	rg, err := sh.importing(mig, keep)
-	return rg.Start, rg.End, err
+	rg, session, err := sh.importing(mig, keep)
+	return rg.Start, rg.End, session, err
 }
 
 // ClusterXMigrate implements command.ClusterAdmin.
