@@ -5,7 +5,7 @@ import {
 } from 'redis';
 import { commandDefs, hotkvModule, type ArgParser, type CommandDef, type GCRALimitSpec, type HotKVModule, type RateLimitCreateOptions, type RateLimitUpdateOptions } from './commands.js';
 import { HotKVError } from './errors.js';
-import type { Int64Mode, IntArg, IntOf } from './int64.js';
+import type { Int64Mode, IntArg, IntOf, LeaseIdArg } from './int64.js';
 import type { GCRALimitAllResult, GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult } from './results.js';
 import { keySlot, type KeyLike } from './slot.js';
 
@@ -177,6 +177,20 @@ export abstract class RateLimitCommands<M extends Int64Mode = 'number'> {
    * left now (unlike GCRA.PEEK, nothing is subtracted). */
   rateLimitPeek(name: KeyLike, key: KeyLike): Promise<RateLimitResult<IntOf<M>>> {
     return this.#run(this.#defs.rateLimitPeek, name, key);
+  }
+
+  /**
+   * RATELIMIT.RELEASE name key lease_id: gives back a lease a concurrency limiter's check
+   * acquired (RateLimitResult.leaseId), freeing its units at once. Resolves to true if the key
+   * held that live lease and it is now released, false if it was released already, had expired,
+   * was never issued or is another key's: releasing is idempotent, so retrying is safe. Release
+   * in a finally right after an allowed check. Pass leaseId as the result gave it (a string or
+   * a bigint); a number is accepted only while it is a safe integer. A lease id that is not 1 ..
+   * 2^63-1 is "ERR invalid lease: must be a positive integer", an unknown limiter "ERR limiter
+   * not found", another algorithm's "ERR limiter is not a concurrency limiter".
+   */
+  rateLimitRelease(name: KeyLike, key: KeyLike, leaseId: LeaseIdArg): Promise<boolean> {
+    return this.#run(this.#defs.rateLimitRelease, name, key, leaseId);
   }
 
   /** RATELIMIT.RESET name key: forgets one key's state; 1 if it had live state, else 0. */

@@ -1,7 +1,7 @@
 import type { CommandParser } from 'redis';
-import { formatRate, intArg, type Int, type Int64Mode, type IntArg } from './int64.js';
+import { formatRate, intArg, leaseArg, type Int, type Int64Mode, type IntArg, type LeaseIdArg } from './int64.js';
 import {
-  parseGCRA, parseGCRALimitAll, parseNames, parseOK, parseRateLimit, parseStats, parseThrottle,
+  parseBool, parseGCRA, parseGCRALimitAll, parseNames, parseOK, parseRateLimit, parseStats, parseThrottle,
   type Algorithm, type GCRALimitAllResult, type GCRAResult, type RateLimitResult, type RateLimitStats, type ThrottleResult,
 } from './results.js';
 import { toInt } from './int64.js';
@@ -9,7 +9,10 @@ import type { KeyLike } from './slot.js';
 
 /** RATELIMIT.CREATE's options. Anything left out takes the server's default. */
 export interface RateLimitCreateOptions {
-  /** ALGO; the server defaults to sliding_window. Case-insensitive on the server. */
+  /** ALGO; the server defaults to sliding_window. Case-insensitive on the server. A
+   * concurrency limiter bounds the units in flight per key: an allowed check acquires a lease
+   * (RateLimitResult.leaseId) held until rateLimitRelease, or until windowMs after it was
+   * acquired; its limit is at most 100000. */
   algo?: Algorithm | Uppercase<Algorithm>;
   /** REFILL (token_bucket): tokens per second. A number is written as plain decimal (never an
    * exponent); a string is sent as it is. Default: limit per window. */
@@ -181,6 +184,15 @@ export function commandDefs<I extends Int>() {
         p.push(keyArg(key));
       },
       transform: (r, m): RateLimitResult<I> => parseRateLimit<I>(r, m, 'ratelimit.peek'),
+    }),
+    rateLimitRelease: def({
+      readonly: false,
+      parse: (p: ArgParser, name: KeyLike, key: KeyLike, leaseId: LeaseIdArg) => {
+        p.push('RATELIMIT.RELEASE');
+        p.pushKey(keyArg(name));
+        p.push(keyArg(key), leaseArg(leaseId));
+      },
+      transform: (r): boolean => parseBool(r, 'ratelimit.release'),
     }),
     rateLimitReset: def({
       readonly: false,

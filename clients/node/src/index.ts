@@ -11,7 +11,7 @@ export type { GCRALimitSpec, HotKVModule, RateLimitCreateOptions, RateLimitUpdat
 export type { GCRAResult, GCRALimitAllResult, ThrottleResult, RateLimitResult, RateLimitStats, Algorithm } from './results.js';
 export { HotKVError } from './errors.js';
 export { formatRate } from './int64.js';
-export type { Int, Int64Mode, IntArg, IntOf } from './int64.js';
+export type { Int, Int64Mode, IntArg, IntOf, LeaseIdArg, LeaseIdOf } from './int64.js';
 export { keySlot, crc16, hashTag, SLOT_COUNT } from './slot.js';
 export type { KeyLike } from './slot.js';
 export * from './middleware/index.js';

@@ -53,6 +53,34 @@ export function toInt<I extends Int>(v: unknown, mode: Int64Mode, what: string):
   return Number(big) as I;
 }
 
+/**
+ * A concurrency lease id's type for an int64 mode. Lease ids are opaque 64-bit integers of about
+ * 1.7e18, above 2^53, so a JavaScript number cannot hold them exactly (and a rounded id would
+ * make RATELIMIT.RELEASE miss its lease). They are therefore always exact: a bigint in "bigint"
+ * mode and, in "number" mode, the id's decimal string (exact, JSON-safe, and what
+ * rateLimitRelease sends as it is). "No lease" is 0n or "0".
+ */
+export type LeaseIdOf<I extends Int> = I extends bigint ? bigint : string;
+
+/** A lease id as rateLimitRelease takes it: the leaseId of a result (string or bigint), or a
+ * number, accepted only while it is exact (a safe integer). */
+export type LeaseIdArg = string | bigint | number;
+
+/** Reads a lease id (CHECK's sixth field) exactly, in the mode's representation. */
+export function toLeaseId<I extends Int>(v: unknown, mode: Int64Mode, what: string): LeaseIdOf<I> {
+  const big = toInt<bigint>(v, 'bigint', what);
+  return (mode === 'bigint' ? big : big.toString()) as LeaseIdOf<I>;
+}
+
+/** Writes a lease id argument; refuses a number that lost precision rather than release the
+ * wrong lease (or none) with a rounded id. */
+export function leaseArg(v: LeaseIdArg): string {
+  if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+    throw new HotKVError(`lease id ${v} is not exact as a JavaScript number: pass the result's leaseId (a string or bigint) as it is`);
+  }
+  return intArg(v);
+}
+
 /** Writes an integer argument in decimal. */
 export function intArg(v: IntArg): string {
   return typeof v === 'string' ? v : typeof v === 'bigint' ? v.toString() : String(v);

@@ -1,5 +1,5 @@
 import { HotKVError } from './errors.js';
-import { toInt, type Int, type Int64Mode } from './int64.js';
+import { toInt, toLeaseId, type Int, type Int64Mode, type LeaseIdOf } from './int64.js';
 
 /**
  * Reply of GCRA.LIMIT and GCRA.PEEK. Note the polarity: the wire's first field is `denied`
@@ -54,7 +54,8 @@ export interface ThrottleResult<I extends Int = number> {
   tooLarge: boolean;
 }
 
-/** Reply of RATELIMIT.CHECK and RATELIMIT.PEEK. */
+/** Reply of RATELIMIT.CHECK and RATELIMIT.PEEK: five integers, and a sixth, the lease id, from a
+ * CHECK on a concurrency limiter. */
 export interface RateLimitResult<I extends Int = number> {
   /** The request is (CHECK: was) allowed. */
   allowed: boolean;
@@ -66,6 +67,13 @@ export interface RateLimitResult<I extends Int = number> {
   limit: I;
   /** Units in use before this request. */
   current: I;
+  /**
+   * The lease an allowed CHECK on a concurrency limiter acquired, to give back with
+   * rateLimitRelease when the work is done; "0" (number mode) or 0n (bigint mode) when none was
+   * (denied, PEEK, other algorithms, whose replies have five fields). Always exact: a decimal
+   * string in number mode, a bigint in bigint mode (ids are about 1.7e18, above 2^53).
+   */
+  leaseId: LeaseIdOf<I>;
   /** The server replied all zeros: no limiter of that name. Treat it as a configuration error. */
   unknownLimiter: boolean;
   /** Refused because cost exceeds the limit. */
@@ -73,7 +81,7 @@ export interface RateLimitResult<I extends Int = number> {
 }
 
 /** The RATELIMIT.CREATE algorithms. */
-export type Algorithm = 'sliding_window' | 'token_bucket' | 'leaky_bucket';
+export type Algorithm = 'sliding_window' | 'token_bucket' | 'leaky_bucket' | 'concurrency';
 
 /** Reply of RATELIMIT.STATS, from the RESP2 flat array or the RESP3 map. */
 export interface RateLimitStats<I extends Int = number> {
@@ -161,7 +169,11 @@ export function parseThrottle<I extends Int>(reply: unknown, mode: Int64Mode, wh
 }
 
 export function parseRateLimit<I extends Int>(reply: unknown, mode: Int64Mode, what = 'ratelimit'): RateLimitResult<I> {
-  const r = fiveInts(reply, what);
+  // Five integers, or six from a concurrency limiter's CHECK (the lease id).
+  if (!Array.isArray(reply) || (reply.length !== 5 && reply.length !== 6)) {
+    throw new HotKVError(`${what}: unexpected reply ${JSON.stringify(reply, jsonSafe)}`);
+  }
+  const r = reply;
   const allowed = flag(r[0], what);
   const limit = toInt<I>(r[3], mode, what);
   const retryAfterMs = toInt<I>(r[2], mode, what);
@@ -171,6 +183,7 @@ export function parseRateLimit<I extends Int>(reply: unknown, mode: Int64Mode, w
     retryAfterMs,
     limit,
     current: toInt<I>(r[4], mode, what),
+    leaseId: toLeaseId<I>(r.length === 6 ? r[5] : '0', mode, what),
     unknownLimiter: isZero(limit),
     tooLarge: !allowed && isMinusOne(retryAfterMs),
   };
@@ -242,6 +255,11 @@ export function parseNames(reply: unknown, what = 'ratelimit.list'): string[] {
     if (s === undefined) throw new HotKVError(`${what}: unexpected reply`);
     return s;
   });
+}
+
+/** A 1/0 integer reply as a boolean (RATELIMIT.RELEASE). */
+export function parseBool(reply: unknown, what: string): boolean {
+  return flag(reply, what);
 }
 
 export function parseOK(reply: unknown, what: string): 'OK' {

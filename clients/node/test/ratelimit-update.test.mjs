@@ -23,8 +23,9 @@ const E_ALGO = 'ERR invalid option: ALGO cannot be changed (drop and create the 
 const E_NOTFOUND = 'ERR limiter not found';
 const E_ARITY = "ERR wrong number of arguments for 'ratelimit.update' command";
 
-const r = (a, remaining, retryAfterMs, limit, current) => ({
-  allowed: a === 1, remaining, retryAfterMs, limit, current,
+// leaseId is "0" (number mode; inMode makes it 0n for bigint mode): these limiters take no leases.
+const r = (a, remaining, retryAfterMs, limit, current, leaseId = '0') => ({
+  allowed: a === 1, remaining, retryAfterMs, limit, current, leaseId,
   unknownLimiter: limit === 0, tooLarge: a !== 1 && retryAfterMs === -1,
 });
 
@@ -163,9 +164,13 @@ const BLOCKS = [
 ];
 
 // Expected values in the client's integer type (rates stay numbers).
+// Lease ids are decimal strings in number mode, bigints in bigint mode.
 function inMode(v, mode) {
   if (typeof v === 'number') return mode === 'bigint' ? BigInt(v) : v;
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, /PerSec$/.test(k) ? x : inMode(x, mode)]));
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k,
+      /PerSec$/.test(k) ? x : k === 'leaseId' ? (mode === 'bigint' ? BigInt(x) : String(x)) : inMode(x, mode)]));
+  }
   return v;
 }
 

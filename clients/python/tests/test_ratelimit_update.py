@@ -35,14 +35,15 @@ E_NOTFOUND = "limiter not found"
 E_ARITY = "wrong number of arguments for 'ratelimit.update' command"
 
 
-def r(allowed: int, remaining: int, retry: int, limit: int, current: int) -> RateLimitResult:
-    return RateLimitResult(allowed != 0, remaining, retry, limit, current)
+def r(allowed: int, remaining: int, retry: int, limit: int, current: int, lease_id: int = 0) -> RateLimitResult:
+    return RateLimitResult(allowed != 0, remaining, retry, limit, current, lease_id)
 
 
 # Steps: ("flush",); ("at", ms) sets the clock to t0+ms; ("create", name, limit, window_ms,
 # kwargs); ("update", name, kwargs); ("check", name, key, cost, want); ("peek", name, key,
-# want); ("stats", name, {field: want}); ("raw", argv, want); ("err", kind, args, text) with
-# kind "update" (args: name, kwargs), "create" (name, limit, window, kwargs) or "raw" (argv).
+# want); ("release", name, key, lease_id, want); ("reset", name, key, want); ("stats", name,
+# {field: want}); ("raw", argv, want); ("err", kind, args, text) with kind "update" (args: name,
+# kwargs), "create" (name, limit, window, kwargs), "release" (name, key, lease_id) or "raw" (argv).
 Step = Tuple[Any, ...]
 UPDATE: List[Tuple[str, List[Step]]] = [
     ("U1", [
@@ -194,6 +195,10 @@ def _call(c: Any, step: Step) -> Any:
         return c.ratelimit_check(step[1], step[2], cost=step[3])
     if op == "peek":
         return c.ratelimit_peek(step[1], step[2])
+    if op == "release":
+        return c.ratelimit_release(step[1], step[2], step[3])
+    if op == "reset":
+        return c.ratelimit_reset(step[1], step[2])
     if op == "stats":
         return c.ratelimit_stats(step[1])
     if op == "raw":
@@ -202,6 +207,10 @@ def _call(c: Any, step: Step) -> Any:
         kind, args = step[1], step[2]
         if kind == "update":
             return c.ratelimit_update(args[0], **args[1])
+        if kind == "create":
+            return c.ratelimit_create(args[0], args[1], args[2], **args[3])
+        if kind == "release":
+            return c.ratelimit_release(*args)
         return c.execute_command(*args)
     raise AssertionError(op)
 

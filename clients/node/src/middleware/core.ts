@@ -14,6 +14,14 @@
  * on every limit. The steps are not one atomic operation: no limit ever admits more than it
  * allows, but a request losing a race between the steps can be counted by the limits that
  * allowed it while another refuses it.
+ *
+ * Concurrency limiters: a limiter(...) created with algo "concurrency" bounds the requests in
+ * flight rather than a rate. Its check acquires a lease, which the middlewares release
+ * (RATELIMIT.RELEASE) when the response has finished or the connection closed, whether the
+ * handler succeeded, failed or the request was refused by another limit. A lease the middleware
+ * could not release (the server unreachable then, the process killed) frees itself when the
+ * limiter's window has passed since it was acquired, so choose a window longer than the slowest
+ * request. Release errors go to onError.
  */
 import { HotKVError } from '../errors.js';
 import { formatRate, type Int } from '../int64.js';
@@ -26,6 +34,14 @@ export interface LimiterClient {
   rateLimitCheck(name: string, key: string, cost?: number): Promise<RateLimitResult<Int>>;
   rateLimitPeek(name: string, key: string): Promise<RateLimitResult<Int>>;
   rateLimitStats(name: string): Promise<RateLimitStats<Int>>;
+  rateLimitRelease(name: string, key: string, leaseId: string | bigint): Promise<boolean>;
+}
+
+/** A concurrency lease a request's RATELIMIT.CHECK acquired. */
+interface Lease {
+  limiter: string;
+  key: string;
+  id: string | bigint;
 }
 
 /** Picks the identity a request is limited under (client IP, API key, user id). */
@@ -169,6 +185,9 @@ export function validate<Req>(opts: CoreOptions<Req>): void {
 export class DecisionEngine<Req> {
   readonly #opts: CoreOptions<Req> & { key: KeyFn<Req>; policyTtlMs: number };
   readonly #policies = new Map<string, { limit: number; window: number; read: number }>();
+  // The leases each decision holds, kept out of the Decision itself so that it stays a plain,
+  // JSON-serialisable object (lease ids can be bigints).
+  readonly #leases = new WeakMap<Decision, Lease[]>();
 
   constructor(opts: CoreOptions<Req>, defaultKey: KeyFn<Req>) {
     validate(opts);
@@ -197,20 +216,70 @@ export class DecisionEngine<Req> {
       if (limits.some((l, i) => this.#refuses(l, out[i]!, cost))) {
         // The refusing named limiters once more with CHECK: the exact wait for this cost, and
         // the refusal in their total_denied.
-        await this.#run(limits, keys, cost, out, (i) => limits[i]!.kind === 'limiter' && this.#refuses(limits[i]!, out[i]!, cost), true);
-        if (limits.some((l, i) => this.#refuses(l, out[i]!, cost))) return this.#decision(limits, out, cost);
+        await this.#charge(req, limits, keys, cost, out, (i) => limits[i]!.kind === 'limiter' && this.#refuses(limits[i]!, out[i]!, cost));
+        if (limits.some((l, i) => this.#refuses(l, out[i]!, cost))) return this.#withLeases(await this.#decision(limits, out, cost), limits, keys, out);
       }
     }
     // Step 2 (the only step with one limit): count it on every limit not yet counted; each
     // command re-checks atomically.
-    await this.#run(limits, keys, cost, out, (i) => !out[i]!.charged, true);
-    return this.#decision(limits, out, cost);
+    await this.#charge(req, limits, keys, cost, out, (i) => !out[i]!.charged);
+    return this.#withLeases(await this.#decision(limits, out, cost), limits, keys, out);
+  }
+
+  /** Runs charging commands; when one fails, the leases the others acquired are given back
+   * before the error propagates. */
+  async #charge(req: Req, limits: Array<Limit<Req>>, keys: string[], cost: number, out: Outcome[], which: (i: number) => boolean): Promise<void> {
+    try {
+      await this.#run(limits, keys, cost, out, which, true);
+    } catch (e) {
+      const leases = leasesOf(limits, keys, out);
+      if (leases.length > 0) await this.#release(req, leases);
+      throw e;
+    }
+  }
+
+  #withLeases(d: Decision, limits: Array<Limit<Req>>, keys: string[], out: Outcome[]): Decision {
+    const leases = leasesOf(limits, keys, out);
+    if (leases.length > 0) this.#leases.set(d, leases);
+    return d;
+  }
+
+  /** Whether the decision holds concurrency leases, to be given back with release(). */
+  holdsLeases(d: Decision): boolean {
+    return this.#leases.has(d);
+  }
+
+  /**
+   * Releases the concurrency leases a decision acquired (once: later calls do nothing). The
+   * middlewares call it when the response is done; it never rejects (errors go to onError,
+   * and an unreleased lease expires with the limiter's window).
+   */
+  async release(d: Decision, req: Req): Promise<void> {
+    const leases = this.#leases.get(d);
+    if (!leases) return;
+    this.#leases.delete(d);
+    await this.#release(req, leases);
+  }
+
+  async #release(req: Req, leases: Lease[]): Promise<void> {
+    const c = this.#opts.client;
+    // Issued together, so node-redis writes them as one pipeline.
+    const res = await Promise.allSettled(leases.map((l) => c.rateLimitRelease(l.limiter, l.key, l.id)));
+    for (const [i, r] of res.entries()) {
+      if (r.status === 'rejected') {
+        const err = asError(r.reason);
+        err.message = `releasing a lease of ${leases[i]!.limiter}: ${err.message}`;
+        this.#opts.onError?.(err, req);
+      }
+    }
   }
 
   async #run(limits: Array<Limit<Req>>, keys: string[], cost: number, out: Outcome[], which: (i: number) => boolean, charge: boolean): Promise<void> {
     const c = this.#opts.client;
-    // Issued together, so node-redis writes them as one pipeline.
-    await Promise.all(limits.map(async (l, i) => {
+    // Issued together, so node-redis writes them as one pipeline. Every reply is stored before
+    // the first error is thrown, so that the caller can give back the leases of the checks that
+    // succeeded.
+    const settled = await Promise.allSettled(limits.map(async (l, i) => {
       if (!which(i)) return;
       if (l.kind === 'gcra') {
         const key = l.prefix! + keys[i]!;
@@ -222,6 +291,8 @@ export class DecisionEngine<Req> {
         out[i] = { rl: r, charged: charge };
       }
     }));
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** A RATELIMIT.PEEK answers for cost 1; its remaining (limit - current) decides any cost
@@ -336,6 +407,31 @@ export function normalizeIP(ip: string | undefined): string {
   if (!ip) return '';
   const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   return m ? m[1]! : ip;
+}
+
+/** The concurrency leases the charging checks in out acquired. */
+function leasesOf<Req>(limits: Array<Limit<Req>>, keys: string[], out: Outcome[]): Lease[] {
+  const leases: Lease[] = [];
+  for (const [i, o] of out.entries()) {
+    const id = o.rl?.leaseId;
+    if (o.charged && id !== undefined && String(id) !== '0') leases.push({ limiter: limits[i]!.limiter!, key: keys[i]!, id });
+  }
+  return leases;
+}
+
+/** Calls fn once, when the first of the response's end events fires. */
+export function onResponseDone(emitter: { once(event: string, fn: () => void): unknown }, fn: () => void): void {
+  let done = false;
+  const once = () => {
+    if (!done) {
+      done = true;
+      fn();
+    }
+  };
+  // 'finish': the response was handed to the OS; 'close': it ended or the connection was lost
+  // first (the client went away). Either ends the request's work as far as the limit goes.
+  emitter.once('finish', once);
+  emitter.once('close', once);
 }
 
 function asError(e: unknown): Error {

@@ -6,9 +6,11 @@
  * ```
  *
  * Allowed requests continue with the RateLimit headers set; refused ones get 429 with
- * Retry-After (or your onDenied). The decision is in res.locals.rateLimit.
+ * Retry-After (or your onDenied). The decision is in res.locals.rateLimit. The leases of
+ * concurrency limiters are released when the response finishes or the connection closes (also
+ * when a handler failed and Express answered with an error).
  */
-import { asError, deniedText, headersFor, DecisionEngine, normalizeIP, type CoreOptions, type Decision } from './core.js';
+import { asError, deniedText, headersFor, DecisionEngine, normalizeIP, onResponseDone, type CoreOptions, type Decision } from './core.js';
 
 /** The parts of Express's request and response the middleware uses (structural, so the
  * package needs no Express types at run time). */
@@ -22,6 +24,8 @@ export interface ExpressResponseLike {
   status(code: number): ExpressResponseLike;
   send(body: string): unknown;
   type?(t: string): unknown;
+  /** Node's response events, to release concurrency leases when the response is done. */
+  once?(event: string, fn: () => void): unknown;
 }
 export type NextFn = (err?: unknown) => void;
 
@@ -56,6 +60,13 @@ export function hotkvExpress<Req extends ExpressRequestLike = ExpressRequestLike
       res.type?.('text/plain');
       res.send('rate limiter unavailable');
       return;
+    }
+    if (limiter.holdsLeases(d)) {
+      const release = () => void limiter.release(d, req);
+      // A response object without Node's events (not a real Express response) cannot say
+      // when it is done: the lease is then given back as soon as the middleware chain returns.
+      if (res.once) onResponseDone(res as { once(event: string, fn: () => void): unknown }, release);
+      else queueMicrotask(release);
     }
     for (const [k, v] of Object.entries(headersFor(d, options.legacyHeaders ?? false))) res.setHeader(k, v);
     res.locals.rateLimit = d;

@@ -9,9 +9,10 @@
  * ```
  *
  * Allowed requests continue with the RateLimit headers set; refused ones get 429 with
- * Retry-After. The decision is in request.rateLimit.
+ * Retry-After. The decision is in request.rateLimit. The leases of concurrency limiters are
+ * released when the response finishes or the connection closes (also after a handler error).
  */
-import { asError, deniedText, headersFor, DecisionEngine, normalizeIP, type CoreOptions, type Decision } from './core.js';
+import { asError, deniedText, headersFor, DecisionEngine, normalizeIP, onResponseDone, type CoreOptions, type Decision } from './core.js';
 
 /** The parts of Fastify's request and reply the hook uses (structural: no Fastify types
  * needed at run time). */
@@ -24,6 +25,8 @@ export interface FastifyReplyLike {
   code(status: number): FastifyReplyLike;
   type(t: string): FastifyReplyLike;
   send(body?: unknown): unknown;
+  /** The Node response, whose end events release concurrency leases. */
+  raw?: { once(event: string, fn: () => void): unknown };
 }
 
 export interface FastifyOptions<Req extends FastifyRequestLike = FastifyRequestLike, Rep extends FastifyReplyLike = FastifyReplyLike> extends CoreOptions<Req> {
@@ -57,6 +60,11 @@ export function hotkvFastify<Req extends FastifyRequestLike = FastifyRequestLike
       // Returning the reply after send() tells Fastify the hook answered the request.
       reply.code(503).type('text/plain').send('rate limiter unavailable');
       return reply;
+    }
+    if (limiter.holdsLeases(d)) {
+      const release = () => void limiter.release(d, request);
+      if (reply.raw) onResponseDone(reply.raw, release);
+      else queueMicrotask(release);
     }
     for (const [k, v] of Object.entries(headersFor(d, options.legacyHeaders ?? false))) reply.header(k, v);
     (request as Req & { rateLimit?: Decision }).rateLimit = d;

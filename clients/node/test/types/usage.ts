@@ -39,6 +39,17 @@ export async function usage(): Promise<void> {
   const bigShadowDenied: bigint = (await big.rateLimitStats('api')).totalShadowDenied;
   void [limit, allRetry, refundLimit, bigShadowDenied];
 
+  // Concurrency limiters: lease ids are exact in both modes (string / bigint).
+  await client.rateLimitCreate('jobs', 4, 600000, { algo: 'concurrency' });
+  const lease = await client.rateLimitCheck('jobs', 'tenant');
+  const leaseText: string = lease.leaseId;
+  const released: boolean = await client.rateLimitRelease('jobs', 'tenant', lease.leaseId);
+  const bigLease: bigint = (await big.rateLimitCheck('jobs', 'tenant')).leaseId;
+  await big.rateLimitRelease('jobs', 'tenant', bigLease);
+  // @ts-expect-error a number-mode lease id is a string, not a number
+  const lossy: number = lease.leaseId;
+  void [leaseText, released, lossy];
+
   // The node-redis client stays available, and the typed commands work in MULTI.
   await client.redis.set('plain', 'value');
   const [a, b] = await client.multi().hotkv.gcraLimit('k', 1000, 1).hotkv.rateLimitPeek('api', 'u').exec();

@@ -25,6 +25,7 @@ from ._results import (
     parse_gcra,
     parse_gcra_all,
     parse_int,
+    parse_bool,
     parse_names,
     parse_ok,
     parse_ratelimit,
@@ -56,6 +57,7 @@ RESPONSE_CALLBACKS: Dict[str, Callable[..., Any]] = {
     "RATELIMIT.UPDATE": parse_ok,
     "RATELIMIT.CHECK": parse_ratelimit,
     "RATELIMIT.PEEK": parse_ratelimit,
+    "RATELIMIT.RELEASE": parse_bool,
     "RATELIMIT.RESET": parse_int,
     "RATELIMIT.STATS": parse_stats,
     "RATELIMIT.DROP": parse_ok,
@@ -78,6 +80,7 @@ KEY_POSITIONS: Dict[str, Tuple[int, int, int]] = {
     "RATELIMIT.UPDATE": (1, 1, 1),
     "RATELIMIT.CHECK": (1, 1, 1),
     "RATELIMIT.PEEK": (1, 1, 1),
+    "RATELIMIT.RELEASE": (1, 1, 1),
     "RATELIMIT.RESET": (1, 1, 1),
     "RATELIMIT.STATS": (1, 1, 1),
     "RATELIMIT.DROP": (1, 1, 1),
@@ -226,9 +229,15 @@ class HotKVCommands:
     ) -> Reply[bool]:
         """RATELIMIT.CREATE: creates a named limiter; True on ``OK``.
 
-        ``algo`` is ``"sliding_window"`` (the server's default), ``"token_bucket"`` or
-        ``"leaky_bucket"``; ``refill`` (token bucket) and ``drain`` (leaky bucket) are units
-        per second (default ``limit`` per ``window_ms``). ``shadow=True`` sends the SHADOW
+        ``algo`` is ``"sliding_window"`` (the server's default), ``"token_bucket"``,
+        ``"leaky_bucket"`` or ``"concurrency"``; ``refill`` (token bucket) and ``drain``
+        (leaky bucket) are units per second (default ``limit`` per ``window_ms``). A
+        ``"concurrency"`` limiter bounds the units **in flight** per key rather than a rate:
+        an allowed :meth:`ratelimit_check` acquires a lease
+        (:attr:`RateLimitResult.lease_id`) that holds its units until
+        :meth:`ratelimit_release`, or until ``window_ms`` after it was acquired (so a crashed
+        client's slot frees itself: choose a window above the longest the work may take). Its
+        limit is at most 100000. ``shadow=True`` sends the SHADOW
         flag: every check is allowed while the decision is still computed, recorded and
         counted as an enforced limiter would, so a limit can be measured in production before
         it is enforced (:meth:`ratelimit_update` with ``shadow=False`` turns it off). A shadow
@@ -293,8 +302,21 @@ class HotKVCommands:
 
     def ratelimit_peek(self, name: KeyT, key: KeyT) -> Reply[RateLimitResult]:
         """RATELIMIT.PEEK: answers for a hypothetical cost of 1 and counts nothing; unlike
-        GCRA.PEEK it subtracts nothing (``remaining`` is what is left now)."""
+        GCRA.PEEK it subtracts nothing (``remaining`` is what is left now). It never
+        acquires a lease (``lease_id`` 0)."""
         return self.execute_command("RATELIMIT.PEEK", name, key)  # type: ignore[no-any-return]
+
+    def ratelimit_release(self, name: KeyT, key: KeyT, lease_id: int) -> Reply[bool]:
+        """RATELIMIT.RELEASE: gives back a lease a ``concurrency`` limiter's check acquired
+        (:attr:`RateLimitResult.lease_id`), freeing its units at once. True if the key held
+        that live lease and it is now released; False if it was released already, had
+        expired, was never issued or is another key's. Releasing is idempotent, so retrying
+        is safe: release in a ``finally`` right after an allowed check.
+
+        Errors (:class:`redis.ResponseError`): a lease id that is not 1 .. 2**63-1 is
+        ``invalid lease: must be a positive integer``, an unknown limiter ``limiter not
+        found``, another algorithm's ``limiter is not a concurrency limiter``."""
+        return self.execute_command("RATELIMIT.RELEASE", name, key, lease_id)  # type: ignore[no-any-return]
 
     def ratelimit_reset(self, name: KeyT, key: KeyT) -> Reply[int]:
         """RATELIMIT.RESET: forgets one key's state; 1 if it had live state, else 0. Totals
@@ -353,6 +375,7 @@ class SyncCommands(HotKVCommands):
         ) -> bool: ...
         def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> RateLimitResult: ...
         def ratelimit_peek(self, name: KeyT, key: KeyT) -> RateLimitResult: ...
+        def ratelimit_release(self, name: KeyT, key: KeyT, lease_id: int) -> bool: ...
         def ratelimit_reset(self, name: KeyT, key: KeyT) -> int: ...
         def ratelimit_stats(self, name: KeyT) -> RateLimitStats: ...
         def ratelimit_drop(self, name: KeyT) -> bool: ...
@@ -402,6 +425,7 @@ class AsyncCommands(HotKVCommands):
         ) -> Awaitable[bool]: ...
         def ratelimit_check(self, name: KeyT, key: KeyT, cost: int = 1) -> Awaitable[RateLimitResult]: ...
         def ratelimit_peek(self, name: KeyT, key: KeyT) -> Awaitable[RateLimitResult]: ...
+        def ratelimit_release(self, name: KeyT, key: KeyT, lease_id: int) -> Awaitable[bool]: ...
         def ratelimit_reset(self, name: KeyT, key: KeyT) -> Awaitable[int]: ...
         def ratelimit_stats(self, name: KeyT) -> Awaitable[RateLimitStats]: ...
         def ratelimit_drop(self, name: KeyT) -> Awaitable[bool]: ...

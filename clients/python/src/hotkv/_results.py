@@ -166,7 +166,8 @@ class ThrottleResult:
 @dataclass(frozen=True)
 class RateLimitResult:
     """The reply of RATELIMIT.CHECK and RATELIMIT.PEEK: ``[allowed, remaining,
-    retry_after_ms, limit, current]``. Note the polarity: GCRA's first field is ``denied``."""
+    retry_after_ms, limit, current]``, and a sixth field, ``lease_id``, for a CHECK on a
+    ``concurrency`` limiter. Note the polarity: GCRA's first field is ``denied``."""
 
     allowed: bool
     """True when the request passes (CHECK counted it)."""
@@ -180,6 +181,11 @@ class RateLimitResult:
     """The limiter's limit; 0 means the limiter does not exist (:attr:`unknown_limiter`)."""
     current: int
     """Units in use before this request."""
+    lease_id: int = 0
+    """The lease an allowed CHECK on a ``concurrency`` limiter acquired, to give back with
+    :meth:`~hotkv.HotKVCommands.ratelimit_release` when the work is done; 0 when none was
+    (denied, PEEK, or another algorithm, whose replies have five fields). An opaque 64-bit
+    id (about 1.7e18); Python's int keeps it exact."""
 
     @property
     def unknown_limiter(self) -> bool:
@@ -205,7 +211,7 @@ class RateLimitStats:
     name: str
     """The limiter's name."""
     algo: str
-    """``sliding_window``, ``token_bucket`` or ``leaky_bucket``."""
+    """``sliding_window``, ``token_bucket``, ``leaky_bucket`` or ``concurrency``."""
     limit: int
     """The limiter's limit."""
     window_ms: int
@@ -248,17 +254,23 @@ def _text(v: Any) -> str:
     raise ReplyError(f"hotkv: expected a string, got {v!r}")
 
 
-def _five(command: str, response: Any) -> Tuple[int, int, int, int, int]:
-    if not isinstance(response, (list, tuple)) or len(response) != 5:
-        raise ReplyError(f"hotkv: {command}: expected an array of 5 integers, got {response!r}")
+def _ints(command: str, response: Any, sizes: Tuple[int, ...] = (5,)) -> List[int]:
+    want = " or ".join(str(n) for n in sizes)
+    if not isinstance(response, (list, tuple)) or len(response) not in sizes:
+        raise ReplyError(f"hotkv: {command}: expected an array of {want} integers, got {response!r}")
     out = []
     for v in response:
         # bool is an int subclass; a real reply never holds one, so it is a parse error.
         if not isinstance(v, int) or isinstance(v, bool):
             raise ReplyError(
-                f"hotkv: {command}: expected an array of 5 integers, got {response!r}"
+                f"hotkv: {command}: expected an array of {want} integers, got {response!r}"
             )
         out.append(v)
+    return out
+
+
+def _five(command: str, response: Any) -> Tuple[int, int, int, int, int]:
+    out = _ints(command, response)
     return out[0], out[1], out[2], out[3], out[4]
 
 
@@ -290,9 +302,10 @@ def parse_throttle(response: Any, **options: Any) -> ThrottleResult:
 
 
 def parse_ratelimit(response: Any, **options: Any) -> RateLimitResult:
-    """Response callback for RATELIMIT.CHECK and RATELIMIT.PEEK."""
-    a, rem, retry, lim, cur = _five("RATELIMIT", response)
-    return RateLimitResult(a != 0, rem, retry, lim, cur)
+    """Response callback for RATELIMIT.CHECK and RATELIMIT.PEEK: five integers, or six from
+    a concurrency limiter's CHECK (the lease id)."""
+    n = _ints("RATELIMIT", response, (5, 6))
+    return RateLimitResult(n[0] != 0, n[1], n[2], n[3], n[4], n[5] if len(n) == 6 else 0)
 
 
 def parse_int(response: Any, **options: Any) -> int:
@@ -300,6 +313,11 @@ def parse_int(response: Any, **options: Any) -> int:
     if not isinstance(response, int) or isinstance(response, bool):
         raise ReplyError(f"hotkv: expected an integer, got {response!r}")
     return response
+
+
+def parse_bool(response: Any, **options: Any) -> bool:
+    """Response callback for the 1/0 replies (RATELIMIT.RELEASE)."""
+    return parse_int(response) != 0
 
 
 def parse_ok(response: Any, **options: Any) -> bool:

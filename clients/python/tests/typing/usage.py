@@ -26,6 +26,9 @@ def sync(client: hotkv.HotKV) -> None:
     sh: bool = client.ratelimit_create("shadowed", 10, 1000, shadow=True)
     shadow_info: Tuple[bool, int] = (s.shadow, s.total_shadow_denied)
     print(up, sh, shadow_info)
+    lease: int = client.ratelimit_check("jobs", "tenant").lease_id
+    released: bool = client.ratelimit_release("jobs", "tenant", lease)
+    print(released)
     names: List[str] = client.ratelimit_list()
     from_url: hotkv.HotKV = hotkv.HotKV.from_url("redis://localhost:6379")
     wait: float = g.retry_after.total_seconds() + t.reset_after.total_seconds()
@@ -39,7 +42,8 @@ async def asynchronous(client: hotkv.asyncio.HotKV) -> None:
     rf: GCRAResult = await client.gcra_refund("k", 60000, 10, 2)
     up: bool = await client.ratelimit_update("api", refill="2.5", shadow=True)
     print(up)
-    print(la, rf)
+    freed: bool = await client.ratelimit_release("jobs", "tenant", c.lease_id)
+    print(la, rf, freed)
     names: List[str] = await client.ratelimit_list()
     print(g, c, names)
 

@@ -17,6 +17,14 @@ request's cost. If all would pass, the request is counted on every limit in a se
 The steps are not one atomic operation: no limit ever admits more than it allows, but a request
 that loses a race between the steps can be counted by the limits that allowed it while another
 refuses it.
+
+Concurrency limiters: a :meth:`Limit.limiter` created with ``algo="concurrency"`` bounds the
+requests in flight rather than a rate. Its check acquires a lease (``lease_id``), which the
+middleware releases (``RATELIMIT.RELEASE``) when the application has answered the request,
+also when it raised, or at once when another limit refuses the request (after the refusal is
+sent). A lease the middleware could not release (the server unreachable at that moment, the
+process killed) frees itself when the limiter's window has passed since it was acquired, so
+choose a window longer than the slowest request. Release errors go to ``on_error``.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ __all__ = [
     "Decision",
     "Result",
     "UnknownLimiterError",
+    "Lease",
     "client_ip",
     "Engine",
 ]
@@ -129,6 +138,19 @@ class Result:
 
 
 @dataclass(frozen=True)
+class Lease:
+    """A concurrency lease a request's ``RATELIMIT.CHECK`` acquired, released when the
+    request is done."""
+
+    limiter: str
+    """The concurrency limiter's name."""
+    key: str
+    """The request key the lease was acquired for."""
+    lease_id: int
+    """The id the check replied (exact: a Python int)."""
+
+
+@dataclass(frozen=True)
 class Decision:
     """The middleware's verdict on a request (also given to the application: the ASGI
     middleware puts it in ``request.state.ratelimit``, Django's in ``request.ratelimit``)."""
@@ -140,6 +162,10 @@ class Decision:
     is sent: waiting would not help)."""
     too_large: bool
     results: Tuple[Result, ...] = field(default_factory=tuple)
+    leases: Tuple[Lease, ...] = field(default=(), repr=False, compare=False)
+    """The concurrency leases the checks acquired (also on a refusal, when a named limiter
+    admitted the request while another limit refused it). The middleware releases them when
+    the request is done; the application need not."""
 
     def headers(self, legacy: bool = False) -> List[Tuple[str, str]]:
         """The response header fields for this decision (Retry-After only on a refusal)."""
@@ -329,17 +355,50 @@ class Engine(Generic[Req]):
         return batch
 
     def _store(self, batch: Batch, results: List[Any], out: List[_Outcome], charge: bool) -> None:
+        # Every successful reply is stored before the first error is raised, so that the
+        # caller can give back the concurrency leases of the checks that did succeed.
+        first: Optional[Exception] = None
         for (i, _, _), res in zip(batch, results):
             lim = self.options.limits[i]
             if isinstance(res, Exception):
-                raise res
-            if isinstance(res, GCRAResult):
+                first = first or res
+            elif isinstance(res, GCRAResult):
                 out[i] = _Outcome(gcra=res, charged=charge)
             else:
                 assert isinstance(res, RateLimitResult)
                 if res.unknown_limiter:
-                    raise UnknownLimiterError(f"hotkv.middleware: limiter {lim.limiter_name!r} does not exist")
+                    first = first or UnknownLimiterError(
+                        f"hotkv.middleware: limiter {lim.limiter_name!r} does not exist")
+                    continue
                 out[i] = _Outcome(rl=res, charged=charge)
+        if first is not None:
+            raise first
+
+    def _charge(
+        self, batch: Batch, keys: List[str], out: List[_Outcome]
+    ) -> Generator[Tuple[Batch, bool], List[Any], None]:
+        """Runs a batch of charging commands; when one fails, the leases the others acquired
+        are released before the error propagates."""
+        results = yield batch, True
+        try:
+            self._store(batch, results, out, charge=True)
+        except Exception:
+            leases = self._leases(keys, out)
+            if leases:
+                yield self.release_batch(leases), True
+            raise
+
+    def _leases(self, keys: List[str], out: List[_Outcome]) -> Tuple[Lease, ...]:
+        return tuple(
+            Lease(lim.limiter_name, keys[i], o.rl.lease_id)
+            for i, (lim, o) in enumerate(zip(self.options.limits, out))
+            if o.charged and o.rl is not None and o.rl.lease_id != 0
+        )
+
+    @staticmethod
+    def release_batch(leases: Sequence[Lease]) -> Batch:
+        """The RATELIMIT.RELEASE commands giving back leases, for one pipeline."""
+        return [(-1, "ratelimit_release", (l.limiter, l.key, l.lease_id)) for l in leases]
 
     def _refuses(self, lim: Limit[Req], o: _Outcome, cost: int) -> bool:
         if lim.kind == "gcra":
@@ -372,15 +431,17 @@ class Engine(Generic[Req]):
                     charge=True,
                 )
                 if batch:
-                    self._store(batch, (yield batch, False), out, charge=True)
+                    yield from self._charge(batch, keys, out)
                 if any(self._refuses(limits[i], out[i], cost) for i in range(len(limits))):
-                    return (yield from self._decision(out, cost))
+                    return (yield from self._decision(out, cost, self._leases(keys, out)))
         batch = self._batch(keys, cost, lambda i: not out[i].charged, charge=True)
         if batch:
-            self._store(batch, (yield batch, False), out, charge=True)
-        return (yield from self._decision(out, cost))
+            yield from self._charge(batch, keys, out)
+        return (yield from self._decision(out, cost, self._leases(keys, out)))
 
-    def _decision(self, out: List[_Outcome], cost: int) -> Generator[Tuple[Batch, bool], List[Any], Decision]:
+    def _decision(
+        self, out: List[_Outcome], cost: int, leases: Tuple[Lease, ...]
+    ) -> Generator[Tuple[Batch, bool], List[Any], Decision]:
         limits = self.options.limits
         # RateLimit-Policy's w of named limiters: cached, refreshed with RATELIMIT.STATS when
         # stale or when a reply shows another limit. A failed read is cached too (w omitted),
@@ -442,7 +503,7 @@ class Engine(Generic[Req]):
                 too_large = too_large or big
                 retry = max(retry, wait)
             results.append(Result(lim.policy, ok, big, quota, window, remaining, reset, wait))
-        return Decision(allowed, 0 if allowed else retry, too_large, tuple(results))
+        return Decision(allowed, 0 if allowed else retry, too_large, tuple(results), leases)
 
     # Drivers: run the flow's batches in pipelines.
 
@@ -463,6 +524,33 @@ class Engine(Generic[Req]):
                 batch, tolerate = gen.send(await _run_async(client, batch, tolerate))
         except StopIteration as stop:
             return stop.value  # type: ignore[no-any-return]
+
+
+    def release_sync(self, client: Any, request: Req, leases: Sequence[Lease]) -> None:
+        """Releases a request's leases in one pipeline; errors go to ``on_error``, never to
+        the request (the response is already decided)."""
+        if leases:
+            try:
+                results: List[Any] = _run_sync(client, self.release_batch(leases), True)
+            except Exception as exc:  # the server unreachable: the leases expire by themselves
+                results = [exc] * len(leases)
+            self._release_errors(request, leases, results)
+
+    async def release_async(self, client: Any, request: Req, leases: Sequence[Lease]) -> None:
+        """:meth:`release_sync` for the asyncio clients."""
+        if leases:
+            try:
+                results: List[Any] = await _run_async(client, self.release_batch(leases), True)
+            except Exception as exc:
+                results = [exc] * len(leases)
+            self._release_errors(request, leases, results)
+
+    def _release_errors(self, request: Req, leases: Sequence[Lease], results: List[Any]) -> None:
+        if self.options.on_error is None:
+            return
+        for lease, res in zip(leases, results):
+            if isinstance(res, Exception):
+                self.options.on_error(request, res)
 
 
 def _run_sync(client: Any, batch: Batch, tolerate: bool) -> List[Any]:

@@ -15,11 +15,13 @@
 
 Key and cost functions receive the ASGI connection scope (a dict): :func:`by_ip` (the
 default) and :func:`by_header` build key functions. The decision is put in the scope's state
-(``request.state.ratelimit`` in Starlette) for the application.
+(``request.state.ratelimit`` in Starlette) for the application. The leases of concurrency
+limiters are released when the application returns (or raises).
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Sequence, Union
 
 import redis
@@ -155,9 +157,16 @@ class RateLimitMiddleware:
                 message["headers"] = existing + headers
             await send(message)
 
-        if decision.allowed:
-            await self.app(scope, receive, send_with_headers)
-        elif self.denied_response is not None:
-            await self.denied_response(scope, decision)(scope, receive, send_with_headers)
-        else:
-            await _plain(send, 429, headers, decision.message)
+        try:
+            if decision.allowed:
+                await self.app(scope, receive, send_with_headers)
+            elif self.denied_response is not None:
+                await self.denied_response(scope, decision)(scope, receive, send_with_headers)
+            else:
+                await _plain(send, 429, headers, decision.message)
+        finally:
+            if decision.leases:
+                # Concurrency leases are given back when the application is done, also when
+                # it raised or was cancelled: shielded, so that a cancellation (the client
+                # went away) does not cancel the release itself.
+                await asyncio.shield(self.engine.release_async(self.client, scope, decision.leases))

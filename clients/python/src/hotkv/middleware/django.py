@@ -15,7 +15,8 @@ Configure it in settings and add it to ``MIDDLEWARE``::
 Key and cost functions receive the :class:`django.http.HttpRequest`; :func:`by_ip` (the
 default, ``REMOTE_ADDR``) and :func:`by_header` build key functions. The decision is
 ``request.ratelimit``. A subclass may set ``settings_name`` to read another setting (for
-several differently configured middlewares).
+several differently configured middlewares). The leases of concurrency limiters are released
+when the view returns (or raises).
 """
 
 from __future__ import annotations
@@ -95,12 +96,17 @@ class RateLimitMiddleware:
                 return self.error_response(request, exc)
             return HttpResponse("rate limiter unavailable\n", status=503, content_type="text/plain; charset=utf-8")
         request.ratelimit = decision
-        if decision.allowed:
-            response = self.get_response(request)
-        elif self.denied_response is not None:
-            response = self.denied_response(request, decision)
-        else:
-            response = HttpResponse(decision.message, status=429, content_type="text/plain; charset=utf-8")
+        try:
+            if decision.allowed:
+                response = self.get_response(request)
+            elif self.denied_response is not None:
+                response = self.denied_response(request, decision)
+            else:
+                response = HttpResponse(decision.message, status=429, content_type="text/plain; charset=utf-8")
+        finally:
+            # Concurrency leases are given back when the view returns, also when it raised.
+            # A streaming response is still being sent then: its body is not counted in flight.
+            self.engine.release_sync(self.client, request, decision.leases)
         for name, value in decision.headers(self.options.legacy_headers):
             response[name] = value
         return response

@@ -16,7 +16,14 @@ public enum Algorithm {
    * second (default {@code limit} per window); it replies exactly like a token bucket with the
    * same rate.
    */
-  LEAKY_BUCKET("leaky_bucket");
+  LEAKY_BUCKET("leaky_bucket"),
+  /**
+   * At most {@code limit} units <em>in flight</em> per key rather than a rate: an allowed check
+   * acquires a lease ({@link RateLimitResult#leaseId()}) that holds its units until {@link
+   * RateLimit#release}, or until the window has passed since it was acquired, so the slot of a
+   * client that crashed frees itself. The limit is at most 100000.
+   */
+  CONCURRENCY("concurrency");
 
   private final String wireName;
 

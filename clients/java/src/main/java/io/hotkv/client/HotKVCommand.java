@@ -35,6 +35,8 @@ public enum HotKVCommand implements ProtocolCommand {
   RATELIMIT_CHECK("RATELIMIT.CHECK"),
   /** {@code RATELIMIT.PEEK name key}. */
   RATELIMIT_PEEK("RATELIMIT.PEEK"),
+  /** {@code RATELIMIT.RELEASE name key lease_id}. */
+  RATELIMIT_RELEASE("RATELIMIT.RELEASE"),
   /** {@code RATELIMIT.RESET name key}. */
   RATELIMIT_RESET("RATELIMIT.RESET"),
   /** {@code RATELIMIT.STATS name}. */

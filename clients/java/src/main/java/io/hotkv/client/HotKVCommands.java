@@ -220,6 +220,15 @@ public final class HotKVCommands {
         args(HotKVCommand.RATELIMIT_PEEK).key(name).add(key), Results.RATELIMIT);
   }
 
+  /**
+   * {@code RATELIMIT.RELEASE name key lease_id}: gives back a concurrency lease; true when the key
+   * held that live lease and it is now released (the server's 1).
+   */
+  public static CommandObject<Boolean> rateLimitRelease(String name, String key, long leaseId) {
+    return new CommandObject<>(
+        args(HotKVCommand.RATELIMIT_RELEASE).key(name).add(key).add(leaseId), Results.BOOLEAN);
+  }
+
   /** {@code RATELIMIT.RESET name key}: true when the key had state (the server's 1). */
   public static CommandObject<Boolean> rateLimitReset(String name, String key) {
     return new CommandObject<>(

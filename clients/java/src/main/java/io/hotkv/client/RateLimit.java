@@ -117,6 +117,21 @@ public final class RateLimit {
   }
 
   /**
+   * {@code RATELIMIT.RELEASE name key leaseId}: gives back a lease a {@link Algorithm#CONCURRENCY}
+   * limiter's check acquired ({@link RateLimitResult#leaseId()}), freeing its units at once. True
+   * when the key held that live lease and it is now released; false when it was released
+   * already, had expired, was never issued or is another key's. Releasing is idempotent, so
+   * retrying is safe: release in a {@code finally} right after an allowed check.
+   *
+   * <p>Errors ({@code JedisDataException}): a lease id of 0 or less is {@code ERR invalid lease:
+   * must be a positive integer}, an unknown limiter {@code ERR limiter not found}, another
+   * algorithm's limiter {@code ERR limiter is not a concurrency limiter}.
+   */
+  public boolean release(String name, String key, long leaseId) {
+    return client.execute(HotKVCommands.rateLimitRelease(name, key, leaseId));
+  }
+
+  /**
    * {@code RATELIMIT.RESET name key}: forgets one key's state; true when it had some. An unknown
    * limiter gives {@code ERR limiter not found}.
    */

@@ -4,7 +4,8 @@ import java.time.Duration;
 
 /**
  * The reply of {@code RATELIMIT.CHECK} and {@code RATELIMIT.PEEK}:
- * {@code [allowed, remaining, retry_after_ms, limit, current]}. Note the polarity: the first
+ * {@code [allowed, remaining, retry_after_ms, limit, current]}, and a sixth field, {@code
+ * lease_id}, from a {@code CHECK} on a {@link Algorithm#CONCURRENCY} limiter. Note the polarity: the first
  * field is "allowed", where GCRA's is "denied"; the record names them so they cannot be mixed
  * up.
  *
@@ -16,9 +17,19 @@ import java.time.Duration;
  * @param limit the limiter's limit; 0 means the limiter does not exist ({@link
  *     #unknownLimiter()})
  * @param current the units in use before this request
+ * @param leaseId the lease an allowed {@code CHECK} on a concurrency limiter acquired, to give
+ *     back with {@link RateLimit#release} when the work is done; 0 when none was (denied, {@code
+ *     PEEK}, or another algorithm, whose replies have five fields). An opaque 64-bit id; a Java
+ *     {@code long} holds it exactly.
  */
 public record RateLimitResult(
-    boolean allowed, long remaining, long retryAfterMillis, long limit, long current) {
+    boolean allowed, long remaining, long retryAfterMillis, long limit, long current, long leaseId) {
+
+  /** A result without a lease (the five-field reply of every algorithm but concurrency). */
+  public RateLimitResult(
+      boolean allowed, long remaining, long retryAfterMillis, long limit, long current) {
+    this(allowed, remaining, retryAfterMillis, limit, current, 0);
+  }
 
   /**
    * The all-zero reply the server gives for a limiter that does not exist. It is not an error

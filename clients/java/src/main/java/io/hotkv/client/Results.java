@@ -27,9 +27,14 @@ final class Results {
 
   /** Parses the five-integer array of every decision command. */
   static long[] fiveInts(String command, Object data) {
-    if (data instanceof List<?> list && list.size() == 5) {
-      long[] out = new long[5];
-      for (int i = 0; i < 5; i++) {
+    return ints(command, data, 5, 5);
+  }
+
+  /** Parses an array of {@code min} to {@code max} integers. */
+  static long[] ints(String command, Object data, int min, int max) {
+    if (data instanceof List<?> list && list.size() >= min && list.size() <= max) {
+      long[] out = new long[list.size()];
+      for (int i = 0; i < out.length; i++) {
         if (!(list.get(i) instanceof Long n)) {
           throw unexpected(command, data);
         }
@@ -103,8 +108,9 @@ final class Results {
       new Builder<>() {
         @Override
         public RateLimitResult build(Object data) {
-          long[] v = fiveInts("RATELIMIT", data);
-          return new RateLimitResult(v[0] != 0, v[1], v[2], v[3], v[4]);
+          // Five integers, or six from a concurrency limiter's CHECK (the lease id).
+          long[] v = ints("RATELIMIT", data, 5, 6);
+          return new RateLimitResult(v[0] != 0, v[1], v[2], v[3], v[4], v.length == 6 ? v[5] : 0);
         }
       };
 

@@ -47,6 +47,18 @@ import redis.clients.jedis.exceptions.JedisException;
  * than it allows (each charging command re-checks atomically), but a request that loses a race
  * between the steps can be counted by the limits that allowed it while another refuses it.
  *
+ * <p><b>Concurrency limiters.</b> A {@link Limit#limiter} created with {@link
+ * io.hotkv.client.Algorithm#CONCURRENCY} bounds the requests in flight rather than a rate: its
+ * check acquires a lease, which must be given back when the request is done. {@link #handle}
+ * keeps the leases on the request and gives them back itself when it refuses the request;
+ * for a request it lets through, the caller calls {@link #release(HttpServletRequest)} when the
+ * application has answered: {@link RateLimitFilter} does after the rest of the chain (or when an
+ * async request completes), {@link RateLimitInterceptor} in {@code afterCompletion}, both also
+ * when the application threw. A lease that could not be released (the server unreachable at
+ * that moment, the process killed) frees itself when the limiter's window has passed since it
+ * was acquired, so choose a window longer than the slowest request. Release errors go to the
+ * {@code onError} observer.
+ *
  * <p>Build one with {@link #builder(HotKV)}; it is thread-safe and meant to be shared.
  */
 public final class HttpRateLimiter {
@@ -79,6 +91,12 @@ public final class HttpRateLimiter {
   private final Map<String, PolicyEntry> policies = new ConcurrentHashMap<>();
 
   private record PolicyEntry(long limit, long window, long readNanos) {}
+
+  /** A concurrency lease a request's RATELIMIT.CHECK acquired. */
+  private record Lease(String limiter, String key, long id) {}
+
+  /** The request attribute holding the leases to release when the request is done. */
+  private static final String LEASES = HttpRateLimiter.class.getName() + ".leases";
 
   private HttpRateLimiter(Builder b) {
     this.client = b.client;
@@ -259,17 +277,113 @@ public final class HttpRateLimiter {
     if (d.allowed()) {
       return true;
     }
-    if (d.retryAfter() > 0) {
-      response.setHeader("Retry-After", Long.toString(d.retryAfter()));
-    }
-    if (deniedHandler != null) {
-      deniedHandler.handle(request, response, d);
-    } else if (d.retryAfter() == 0 && d.tooLarge()) {
-      writeText(response, 429, "request exceeds the rate limit");
-    } else {
-      writeText(response, 429, "rate limit exceeded");
+    // A refused request can still hold a lease (a named limiter admitted it while another limit
+    // refused it): given back once the refusal is written.
+    try {
+      if (d.retryAfter() > 0) {
+        response.setHeader("Retry-After", Long.toString(d.retryAfter()));
+      }
+      if (deniedHandler != null) {
+        deniedHandler.handle(request, response, d);
+      } else if (d.retryAfter() == 0 && d.tooLarge()) {
+        writeText(response, 429, "request exceeds the rate limit");
+      } else {
+        writeText(response, 429, "rate limit exceeded");
+      }
+    } finally {
+      release(request);
     }
     return false;
+  }
+
+  /**
+   * Gives back the concurrency leases {@link #handle} or {@link #decide} acquired for this
+   * request ({@code RATELIMIT.RELEASE}, in one pipeline when there are several). Call it when the
+   * application is done with a request {@code handle} let through; the filter and the interceptor
+   * do. It does nothing when the request holds no lease, and nothing the second time. It never
+   * throws: errors go to the {@code onError} observer, and an unreleased lease expires with its
+   * limiter's window.
+   */
+  public void release(HttpServletRequest request) {
+    if (!(request.getAttribute(LEASES) instanceof List<?> held)) {
+      return;
+    }
+    request.removeAttribute(LEASES);
+    List<Lease> leases = new ArrayList<>();
+    for (Object o : held) {
+      leases.add((Lease) o);
+    }
+    release(request, leases);
+  }
+
+  private void release(HttpServletRequest request, List<Lease> leases) {
+    if (leases.isEmpty()) {
+      return;
+    }
+    try {
+      if (leases.size() == 1) {
+        Lease l = leases.get(0);
+        client.jedis().executeCommand(HotKVCommands.rateLimitRelease(l.limiter(), l.key(), l.id()));
+        return;
+      }
+      List<Response<Boolean>> rs = new ArrayList<>();
+      try (AbstractPipeline p = client.jedis().pipelined()) {
+        for (Lease l : leases) {
+          rs.add(p.executeCommand(HotKVCommands.rateLimitRelease(l.limiter(), l.key(), l.id())));
+        }
+        p.sync();
+      }
+      for (Response<Boolean> r : rs) {
+        try {
+          r.get();
+        } catch (JedisException e) {
+          observe(request, e);
+        }
+      }
+    } catch (JedisException e) {
+      observe(request, e);
+    }
+  }
+
+  private void observe(HttpServletRequest request, RuntimeException e) {
+    if (onError != null) {
+      onError.accept(request, e);
+    }
+  }
+
+  /** The concurrency leases the charging checks in out acquired. */
+  private List<Lease> leasesOf(String[] keys, Outcome[] out) {
+    List<Lease> leases = new ArrayList<>();
+    for (int i = 0; i < out.length; i++) {
+      Outcome o = out[i];
+      if (o != null && o.charged() && o.rl() != null && o.rl().leaseId() != 0) {
+        leases.add(new Lease(limits.get(i).limiter, keys[i], o.rl().leaseId()));
+      }
+    }
+    return leases;
+  }
+
+  /**
+   * Runs charging commands; when one fails, the leases the others acquired are given back before
+   * the error propagates.
+   */
+  private void charge(HttpServletRequest request, String[] keys, long cost, Outcome[] out, IntPredicate which) {
+    try {
+      run(keys, cost, out, which, true);
+    } catch (RuntimeException e) {
+      release(request, leasesOf(keys, out));
+      throw e;
+    }
+  }
+
+  /** The decision, with the leases it acquired kept on the request for {@link #release}. */
+  private Decision withLeases(HttpServletRequest request, String[] keys, Outcome[] out, long cost) {
+    Decision d = decision(out, cost);
+    List<Lease> leases = leasesOf(keys, out);
+    if (!leases.isEmpty()) {
+      request.setAttribute(LEASES, List.copyOf(leases));
+    }
+    return d;
   }
 
   private static void writeText(HttpServletResponse response, int status, String body)
@@ -287,7 +401,8 @@ public final class HttpRateLimiter {
 
   /**
    * Decides on a request of {@code cost} units without writing a response: the same decision
-   * {@link #handle} acts on.
+   * {@link #handle} acts on. Leases a concurrency limiter acquired are kept on the request: call
+   * {@link #release(HttpServletRequest)} when the request is done.
    *
    * @throws JedisException when the server cannot be asked or answers with an error
    * @throws UnknownLimiterException when a named limiter does not exist
@@ -315,16 +430,16 @@ public final class HttpRateLimiter {
         // Ask the refusing named limiters once more with CHECK: the exact wait for this cost,
         // and the refusal in their total_denied. (If units were freed meanwhile the CHECK counts
         // the request there: the race the class documentation describes.)
-        run(keys, cost, out, i -> limits.get(i).kind == Limit.Kind.LIMITER && refuses(i, out[i], cost), true);
+        charge(request, keys, cost, out, i -> limits.get(i).kind == Limit.Kind.LIMITER && refuses(i, out[i], cost));
         if (anyRefuses(out, cost)) {
-          return decision(out, cost);
+          return withLeases(request, keys, out, cost);
         }
       }
     }
     // Step 2 (or the only step with one limit): count the request on every limit not yet
     // counted. Each command re-checks atomically.
-    run(keys, cost, out, i -> out[i] == null || !out[i].charged(), true);
-    return decision(out, cost);
+    charge(request, keys, cost, out, i -> out[i] == null || !out[i].charged());
+    return withLeases(request, keys, out, cost);
   }
 
   private boolean anyRefuses(Outcome[] out, long cost) {
@@ -390,12 +505,24 @@ public final class HttpRateLimiter {
       }
       p.sync();
     }
+    // Every reply is stored before the first error is thrown, so that the caller can give back
+    // the concurrency leases of the checks that succeeded.
+    RuntimeException first = null;
     for (int j = 0; j < selected.size(); j++) {
       int i = selected.get(j);
       Limit l = limits.get(i);
-      out[i] = g.get(j) != null
-          ? new Outcome(g.get(j).get(), null, charge)
-          : new Outcome(null, checkKnown(l, r.get(j).get()), charge);
+      try {
+        out[i] = g.get(j) != null
+            ? new Outcome(g.get(j).get(), null, charge)
+            : new Outcome(null, checkKnown(l, r.get(j).get()), charge);
+      } catch (JedisException | UnknownLimiterException e) {
+        if (first == null) {
+          first = e;
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
     }
   }
 

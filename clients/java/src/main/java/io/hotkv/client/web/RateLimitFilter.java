@@ -7,6 +7,8 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import java.io.IOException;
 import java.util.Objects;
 
@@ -14,7 +16,9 @@ import java.util.Objects;
  * A servlet filter ({@code jakarta.servlet}) that rate limits requests with an {@link
  * HttpRateLimiter}: allowed requests continue down the chain with the RateLimit headers set,
  * refused ones get 429 with Retry-After, and server failures fail open or closed as configured.
- * Requests that are not HTTP pass through unchecked.
+ * Requests that are not HTTP pass through unchecked. The leases of concurrency limiters are
+ * released when the rest of the chain returns or throws, or, for a request that went
+ * asynchronous, when it completes, fails or times out.
  *
  * <pre>{@code
  * HttpRateLimiter limiter = HttpRateLimiter.builder(client)
@@ -34,11 +38,49 @@ public final class RateLimitFilter implements Filter {
   @Override
   public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
       throws IOException, ServletException {
-    if (request instanceof HttpServletRequest req
-        && response instanceof HttpServletResponse resp
-        && !limiter.handle(req, resp)) {
+    if (!(request instanceof HttpServletRequest req) || !(response instanceof HttpServletResponse resp)) {
+      chain.doFilter(request, response);
       return;
     }
-    chain.doFilter(request, response);
+    if (!limiter.handle(req, resp)) {
+      return;
+    }
+    boolean async = false;
+    try {
+      chain.doFilter(request, response);
+      async = req.isAsyncStarted();
+    } finally {
+      if (async) {
+        // The request is not done until its async processing is: release then.
+        req.getAsyncContext().addListener(new ReleaseOnCompletion(limiter, req));
+      } else {
+        limiter.release(req);
+      }
+    }
+  }
+
+  /** Releases a request's leases when its async processing ends, however it ends. */
+  private record ReleaseOnCompletion(HttpRateLimiter limiter, HttpServletRequest request)
+      implements AsyncListener {
+    @Override
+    public void onComplete(AsyncEvent event) {
+      limiter.release(request);
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+      limiter.release(request);
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+      limiter.release(request);
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+      // A new async cycle: keep listening, the request is not done yet.
+      event.getAsyncContext().addListener(this);
+    }
   }
 }

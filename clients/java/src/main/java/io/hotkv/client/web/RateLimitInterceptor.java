@@ -14,6 +14,10 @@ import org.springframework.web.servlet.HandlerInterceptor;
  * registry.addInterceptor(new RateLimitInterceptor(limiter)).addPathPatterns("/api/**");
  * }</pre>
  *
+ * <p>The leases of concurrency limiters are released in {@link #afterCompletion}, which Spring
+ * calls when the request is done, also when the handler threw (for an async request, when its
+ * async processing has completed).
+ *
  * <p>spring-webmvc is an optional dependency of this library: this class needs it on the class
  * path, the rest of the library does not.
  */
@@ -30,5 +34,12 @@ public final class RateLimitInterceptor implements HandlerInterceptor {
   public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler)
       throws Exception {
     return limiter.handle(request, response);
+  }
+
+  /** Gives back the request's concurrency leases. */
+  @Override
+  public void afterCompletion(
+      HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
+    limiter.release(request);
   }
 }
