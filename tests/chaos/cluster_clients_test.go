@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,10 +59,14 @@ func startClusterGroup(t *testing.T) *clusterGroup {
 		raftAddrs[id] = "127.0.0.1:" + strconv.Itoa(port)
 	}
 	g.waitLeader(t, g.nodes[:1])
-	for _, id := range []string{"n2", "n3"} {
-		if r, err := g.nodes[0].Do(10*time.Second, "RAFT", "ADD", id, raftAddrs[id]); err != nil || r != "+OK" {
-			t.Fatalf("RAFT ADD %s: %q %v", id, r, err)
-		}
+	for j, id := range []string{"n2", "n3"} {
+		raftAdd(t, id, j+1, func(via int) error {
+			r, err := g.nodes[via].Do(10*time.Second, "RAFT", "ADD", id, raftAddrs[id])
+			if err == nil && r != "+OK" {
+				err = errors.New(strings.TrimPrefix(r, "-"))
+			}
+			return err
+		})
 	}
 	leader := g.waitLeader(t, g.nodes)
 	g.waitTopology(t, leader, g.nodes, 3)

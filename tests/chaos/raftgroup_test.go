@@ -85,12 +85,35 @@ func startGroup(t *testing.T, extra ...string) *group {
 	}
 	g.waitLeader(30 * time.Second)
 	for i := 2; i <= 3; i++ {
-		if err := g.admin(0).Do(context.Background(), "RAFT", "ADD", "n"+strconv.Itoa(i), g.raft[i-1]).Err(); err != nil {
-			t.Fatalf("RAFT ADD n%d: %v", i, err)
-		}
+		raftAdd(t, "n"+strconv.Itoa(i), i-1, func(via int) error {
+			return g.admin(via).Do(context.Background(), "RAFT", "ADD", "n"+strconv.Itoa(i), g.raft[i-1]).Err()
+		})
 	}
 	g.waitConverged(60 * time.Second)
 	return g
+}
+
+// raftAdd runs add (a RAFT ADD sent to node via) until it succeeds, through the first
+// members (those before index joined, 0-based): on two cores shared with other tests a young
+// group may hold an election meanwhile, and the change then fails with a lost leadership or
+// lands on a node that no longer leads. RAFT ADD of a member already added succeeds.
+func raftAdd(t *testing.T, name string, joined int, add func(via int) error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for via := 0; ; via = (via + 1) % joined {
+		err := add(via)
+		if err == nil {
+			return
+		}
+		transient := false
+		for _, s := range []string{"leadership lost", "not the leader", "TRYAGAIN", "CLUSTERDOWN", "MOVED", "i/o timeout", "EOF"} {
+			transient = transient || strings.Contains(err.Error(), s)
+		}
+		if !transient || time.Now().After(deadline) {
+			t.Fatalf("RAFT ADD %s: %v", name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // id is node i's (0-based) Raft id.

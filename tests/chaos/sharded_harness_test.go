@@ -89,9 +89,9 @@ func startShardedCluster(t *testing.T, shards int) *shardedCluster {
 	for _, g := range sc.shards {
 		g.waitLeader(30 * time.Second)
 		for i := 1; i < 3; i++ {
-			if err := g.admin(0).Do(context.Background(), "RAFT", "ADD", g.ids[i], g.raft[i]).Err(); err != nil {
-				t.Fatalf("RAFT ADD %s: %v", g.ids[i], err)
-			}
+			raftAdd(t, g.ids[i], i, func(via int) error {
+				return g.admin(via).Do(context.Background(), "RAFT", "ADD", g.ids[i], g.raft[i]).Err()
+			})
 		}
 	}
 	n1 := sc.shards[0]
