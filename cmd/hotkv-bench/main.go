@@ -212,6 +212,7 @@ func suiteCmd(ctx context.Context, args []string) error {
 	pairsOnly := fs.Bool("pairs-only", false, "measure only the HotKV-only pairs (one command against the round trips it replaces) and merge them into the results read by -from (default: out's results.json)")
 	many := fs.String("conns", "1000,10000", "connection counts of the many-connections cases (empty: skip)")
 	only := fs.String("only", "", "comma-separated workloads to run (default all)")
+	merge := fs.Bool("merge", false, "with -only: merge the cases measured into out's results.json (replacing those of the same workload, connections and pipeline) instead of starting a new report")
 	from := fs.String("from", "", "rewrite the report from this results.json instead of running")
 	fs.Parse(args)
 	var res *bench.Results
@@ -256,9 +257,21 @@ func suiteCmd(ctx context.Context, args []string) error {
 			cfg.ManyConns = append(cfg.ManyConns, n)
 		}
 		cfg.Only = splitList(*only)
+		if *merge {
+			// Only the throughput cases of the workloads named: the rest of the report stays.
+			cfg.MemKeys, cfg.AggregateKeys, cfg.SnapshotKeys, cfg.ManyConns = nil, 0, 0, nil
+		}
 		var err error
 		if res, err = bench.RunSuite(ctx, cfg); err != nil {
 			return err
+		}
+		if *merge {
+			old, err := readResults(filepath.Join(*out, "benchmarks", "results.json"))
+			if err != nil {
+				return fmt.Errorf("-merge: %w", err)
+			}
+			old.MergeCases(res)
+			res, *from = old, "merged" // written below like a fresh run, raft and cluster kept
 		}
 	}
 	dir := filepath.Join(*out, "benchmarks")
@@ -272,7 +285,7 @@ func suiteCmd(ctx context.Context, args []string) error {
 			res.Raft, res.Cluster = old.Raft, old.Cluster
 		}
 	}
-	if *from == "" || *aggOnly || *pairsOnly {
+	if *from == "" || *from == "merged" || *aggOnly || *pairsOnly {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
 			return err

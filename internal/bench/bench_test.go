@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -322,5 +323,23 @@ func TestHotKVPairsOnHotKV(t *testing.T) {
 				t.Fatalf("%s: %v, %d errors (%s)", p.Name, err, r.Errors, r.FirstError)
 			}
 		}
+	}
+}
+
+// MergeCases replaces a case measured again, and puts a new workload's cases after those of
+// the workloads listed before it, ahead of the many-connections cases.
+func TestMergeCases(t *testing.T) {
+	c := func(w string, conns, pipe int) CaseResult { return CaseResult{Workload: w, Conns: conns, Pipeline: pipe} }
+	r := &Results{Cases: []CaseResult{c("set", 50, 1), c("gcra", 50, 1), c("leaky", 50, 1), c("set", 1000, 1)}}
+	again := c("gcra", 50, 1)
+	again.Title = "again"
+	r.MergeCases(&Results{Cases: []CaseResult{again, c("concurrency", 50, 1), c("concurrency", 50, 16)}, Pairs: []PairResult{{Name: "limitall"}}})
+	var got []string
+	for _, x := range r.Cases {
+		got = append(got, fmt.Sprintf("%s/%d/%d%s", x.Workload, x.Conns, x.Pipeline, x.Title))
+	}
+	want := "set/50/1 gcra/50/1again leaky/50/1 concurrency/50/1 concurrency/50/16 set/1000/1"
+	if strings.Join(got, " ") != want || len(r.Pairs) != 1 {
+		t.Fatalf("got %v, want %s", got, want)
 	}
 }

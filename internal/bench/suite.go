@@ -137,6 +137,44 @@ type Results struct {
 	Pairs []PairResult `json:"pairs,omitempty"`
 }
 
+// MergeCases puts the throughput cases, latency cases and pairs of a partial run (`suite
+// -only ... -merge`) into r: a case of the same workload, connections and pipeline is
+// replaced, a new one appended in the order of Workloads.
+func (r *Results) MergeCases(part *Results) {
+	order := map[string]int{}
+	for i, w := range Workloads {
+		order[w.Name] = i
+	}
+	for _, c := range part.Cases {
+		i := slices.IndexFunc(r.Cases, func(o CaseResult) bool {
+			return o.Workload == c.Workload && o.Conns == c.Conns && o.Pipeline == c.Pipeline && o.Rate == 0
+		})
+		if i >= 0 {
+			r.Cases[i] = c
+			continue
+		}
+		// A new case goes where a full run puts it: after the cases of the workloads listed
+		// before it (at most 50 connections), before the many-connections cases at the end.
+		at := 0
+		for j, o := range r.Cases {
+			if o.Conns <= c.Conns && order[o.Workload] <= order[c.Workload] {
+				at = j + 1
+			}
+		}
+		r.Cases = slices.Insert(r.Cases, at, c)
+	}
+	for _, c := range part.Latency {
+		if i := slices.IndexFunc(r.Latency, func(o CaseResult) bool { return o.Workload == c.Workload }); i >= 0 {
+			r.Latency[i] = c
+		} else {
+			r.Latency = append(r.Latency, c)
+		}
+	}
+	if len(part.Pairs) > 0 {
+		r.Pairs = part.Pairs
+	}
+}
+
 // PairResult is one HotKVPair at one connection count: samples of the single command (One)
 // and of the several (Many, Requests requests per decision), interleaved round by round.
 type PairResult struct {

@@ -111,6 +111,26 @@ redis.call("PEXPIRE", KEYS[1], timeout)
 return {1, lease}
 `
 
+// GCRARefundLua gives count units back to a key of GCRALua (what GCRA.REFUND does): the TAT
+// moves back by count intervals, never below now (a full bucket), and a key that becomes
+// full is deleted. ARGV are rate (per period), period in seconds and count.
+const GCRARefundLua = `
+local rate = tonumber(ARGV[1])
+local period = tonumber(ARGV[2]) * 1000
+local count = tonumber(ARGV[3])
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tat = tonumber(redis.call("GET", KEYS[1]))
+if not tat or tat <= now then return 0 end
+local newtat = tat - period / rate * count
+if newtat <= now then
+  redis.call("DEL", KEYS[1])
+  return 0
+end
+redis.call("SET", KEYS[1], math.ceil(newtat), "PX", math.ceil(newtat - now))
+return 1
+`
+
 // SHA1 is a script's EVALSHA name.
 func SHA1(script string) string {
 	h := sha1.Sum([]byte(script))
@@ -174,6 +194,16 @@ var Workloads = []Workload{
 		Redis:      []string{"EVALSHA", "{sha:token}", "1", "lb:" + RandPlaceholder, "100", "1.6667", "1"},
 		Scripts:    map[string]string{"token": TokenBucketLua},
 		Note:       "a leaky bucket (as a meter) makes a token bucket's decisions; Redis: the hash token bucket"},
+	{Name: "refund", HotKV: []string{"GCRA.REFUND", "rl:" + RandPlaceholder, "60000", "10"},
+		HotKVSetup: [][]string{{"GCRA.LIMIT", "rl:1", "60000", "10"}},
+		Redis:      []string{"EVALSHA", "{sha:refund}", "1", "rl:" + RandPlaceholder, "10", "60", "1"},
+		Scripts:    map[string]string{"refund": GCRARefundLua},
+		Note:       "giving a unit back to a GCRA key (charge-on-success flows), over the keys the gcra case filled; Redis: the same in Lua on the GCRA script's keys"},
+	{Name: "shadow", HotKV: []string{"RATELIMIT.CHECK", "shadow", "sh:" + RandPlaceholder},
+		HotKVSetup: [][]string{{"RATELIMIT.DROP", "shadow"}, {"RATELIMIT.CREATE", "shadow", "100", "60000", "ALGO", "sliding_window", "SHADOW"}},
+		Redis:      []string{"EVALSHA", "{sha:sliding}", "1", "sh:" + RandPlaceholder, "60000", "100", "1"},
+		Scripts:    map[string]string{"sliding": SlidingLogLua},
+		Note:       "a sliding-window limiter in shadow mode (decisions computed and counted, every request let through): what trying a limit on live traffic costs; Redis: the sorted-set sliding log, enforcing"},
 	{Name: "concurrency", HotKV: []string{"RATELIMIT.CHECK", "conc", "cc:" + RandPlaceholder},
 		HotKVSetup: [][]string{{"RATELIMIT.DROP", "conc"}, {"RATELIMIT.CREATE", "conc", "10", "1000", "ALGO", "concurrency"}},
 		Redis:      []string{"EVALSHA", "{sha:semaphore}", "1", "cc:" + RandPlaceholder, "1000", "10"},
@@ -243,6 +273,11 @@ func (w Workload) Title() string {
 	hk := w.HotKV[0]
 	if hk == "RATELIMIT.CHECK" {
 		hk += " " + algoOf(w.HotKVSetup)
+		for _, c := range w.HotKVSetup {
+			if c[len(c)-1] == "SHADOW" {
+				hk += " (shadow)"
+			}
+		}
 	}
 	return hk + " vs " + redisTitle
 }
