@@ -86,6 +86,22 @@ func newShardedCluster(t *testing.T, shards, perShard int, assign bool) *sharded
 }
 
 // waitOK waits until every node reports cluster_state:ok with every shard's leader known.
+// terms sums the Raft term of every shard (the highest any of its nodes reports): a growth
+// between two readings counts the elections in between.
+func (sc *shardedCluster) terms(t *testing.T) int {
+	total := 0
+	for _, sh := range sc.shards {
+		best := 0
+		for _, n := range sh {
+			if term, err := strconv.Atoi(n.status(t)["term"]); err == nil && term > best {
+				best = term
+			}
+		}
+		total += best
+	}
+	return total
+}
+
 // retryElections runs f until it succeeds, retrying the errors of an election (two cores
 // shared by six nodes and the test can starve a leader's heartbeats): -TRYAGAIN,
 // -CLUSTERDOWN, a leadership lost while committing, a change sent to a former leader.
@@ -423,6 +439,7 @@ func TestShardedMigration(t *testing.T) {
 	}
 	const burst, keys, workers, period = 300, 8, 6, 3600000000
 	gkey := func(k int) string { return "{user:2}:gcra:" + strconv.Itoa(k) }
+	terms := sc.terms(t)
 	load := startGCRALoad(cc, keys, workers, period, burst, 0, gkey)
 	waitUntil(t, "a third of the admissions", 30*time.Second, func() bool { return load.total.Load() >= burst*keys/3 })
 	s1, s2 := sc.shards[0], sc.shards[1]
@@ -437,7 +454,14 @@ func TestShardedMigration(t *testing.T) {
 		}
 		return true
 	})
-	load.finish(t, 0) // nothing is stopped: no reply is lost
+	// Nothing is stopped, so no reply is lost, unless this busy machine starved a leader into
+	// an election: then each worker's call in flight may have been admitted without its reply
+	// (go-redis retries the -TRYAGAIN it gets, so the test never sees it).
+	elections := sc.terms(t) - terms
+	if elections > 0 {
+		t.Logf("%d elections during the move", elections)
+	}
+	load.finish(t, workers*elections)
 	// The data is on s2 (leader and follower), with its TTL; s1 dropped it.
 	require.Equal(t, "ada", cc.Get(ctx, "{user:2}:name").Val())
 	ttl := cc.TTL(ctx, "{user:2}:session").Val()
@@ -675,6 +699,10 @@ type gcraLoad struct {
 	period, burst int64
 	workers       int
 	admitted      []atomic.Int64
+	// unknown counts, per key, the calls whose outcome the client cannot know (a connection
+	// error, or -TRYAGAIN "decision outcome unknown" after an election on this busy machine):
+	// each may have been admitted without its reply arriving.
+	unknown []atomic.Int64
 	total, errs   atomic.Int64
 	stop          chan struct{}
 	wg            sync.WaitGroup
@@ -683,7 +711,7 @@ type gcraLoad struct {
 // startGCRALoad starts the workers; pause spreads each worker's calls out.
 func startGCRALoad(cc *redis.ClusterClient, keys, workers int, period, burst int64, pause time.Duration, key func(int) string) *gcraLoad {
 	g := &gcraLoad{cc: cc, key: key, period: period, burst: burst, workers: workers,
-		admitted: make([]atomic.Int64, keys), stop: make(chan struct{})}
+		admitted: make([]atomic.Int64, keys), unknown: make([]atomic.Int64, keys), stop: make(chan struct{})}
 	for w := range workers {
 		g.wg.Add(1)
 		go func() {
@@ -710,6 +738,15 @@ func startGCRALoad(cc *redis.ClusterClient, keys, workers int, period, burst int
 func (g *gcraLoad) call(k int) (allowed bool, err error) {
 	v, err := g.cc.Do(context.Background(), "GCRA.LIMIT", g.key(k), g.period, g.burst).Slice()
 	if err != nil {
+		// Refusals that say the command did not run: the slot is moving, the shard has no
+		// leader, or a redirection the client did not follow to its end.
+		definite := false
+		for _, p := range []string{"TRYAGAIN Slot", "CLUSTERDOWN", "MOVED", "ASK"} {
+			definite = definite || strings.HasPrefix(err.Error(), p)
+		}
+		if !definite {
+			g.unknown[k].Add(1)
+		}
 		return false, err
 	}
 	if v[0].(int64) == 0 {
@@ -748,7 +785,7 @@ func (g *gcraLoad) finish(t *testing.T, lost int) {
 	for k := range g.admitted {
 		got := g.admitted[k].Load()
 		require.LessOrEqual(t, got, g.burst, "key %s", g.key(k))
-		require.GreaterOrEqual(t, got, g.burst-int64(lost), "key %s", g.key(k))
+		require.GreaterOrEqual(t, got, g.burst-int64(lost)-g.unknown[k].Load(), "key %s (%d calls of unknown outcome)", g.key(k), g.unknown[k].Load())
 	}
 }
 
