@@ -329,7 +329,9 @@ func TestHotKVPairsOnHotKV(t *testing.T) {
 // MergeCases replaces a case measured again, and puts a new workload's cases after those of
 // the workloads listed before it, ahead of the many-connections cases.
 func TestMergeCases(t *testing.T) {
-	c := func(w string, conns, pipe int) CaseResult { return CaseResult{Workload: w, Conns: conns, Pipeline: pipe} }
+	c := func(w string, conns, pipe int) CaseResult {
+		return CaseResult{Workload: w, Conns: conns, Pipeline: pipe}
+	}
 	r := &Results{Cases: []CaseResult{c("set", 50, 1), c("gcra", 50, 1), c("leaky", 50, 1), c("set", 1000, 1)}}
 	again := c("gcra", 50, 1)
 	again.Title = "again"

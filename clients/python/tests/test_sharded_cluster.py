@@ -115,6 +115,15 @@ class Node:
             return want in [_s(x) for x in reply]
         return want in _s(reply).replace("\r", "").split("\n")
 
+    def up(self) -> bool:
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"{self.id} exited: {self.log()}")
+        try:
+            self.cmd("PING")
+        except redis.RedisError:
+            return False
+        return True
+
     def role(self) -> str:
         try:
             v = self.cmd("RAFT", "STATUS")
@@ -144,6 +153,10 @@ class Cluster:
         self.nodes: List[Node] = []
         for i in range(1, SHARDS * NODES + 1):
             self.nodes.append(Node(self.base, i, self.root))
+        # Every node must accept connections before the others send it RAFT ADD or it sends
+        # CLUSTERX JOIN: on a busy machine a process takes a while to listen.
+        for n in self.nodes:
+            _wait(f"{n.id} to accept connections", 30, n.up)
         firsts = [self.nodes[(s - 1) * NODES] for s in range(1, SHARDS + 1)]
         for first in firsts:
             _wait(f"{first.id} to lead its shard", 30, lambda: first.answers(("RAFT", "STATUS"), "leader"))
