@@ -702,10 +702,10 @@ type gcraLoad struct {
 	// unknown counts, per key, the calls whose outcome the client cannot know (a connection
 	// error, or -TRYAGAIN "decision outcome unknown" after an election on this busy machine):
 	// each may have been admitted without its reply arriving.
-	unknown []atomic.Int64
-	total, errs   atomic.Int64
-	stop          chan struct{}
-	wg            sync.WaitGroup
+	unknown     []atomic.Int64
+	total, errs atomic.Int64
+	stop        chan struct{}
+	wg          sync.WaitGroup
 }
 
 // startGCRALoad starts the workers; pause spreads each worker's calls out.
