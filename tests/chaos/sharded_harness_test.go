@@ -82,7 +82,7 @@ func startShardedCluster(t *testing.T, shards int) *shardedCluster {
 			if k == 0 && i == 0 {
 				args = append(args, "--cluster-meta-bootstrap", "yes")
 			}
-			g.nodes = append(g.nodes, procs.Start(t, procs.Options{Name: g.ids[i], Args: args}))
+			g.nodes = append(g.nodes, procs.Start(t, procs.Options{Name: g.ids[i], Args: args, NoRace: true}))
 		}
 		sc.shards = append(sc.shards, g)
 	}

@@ -45,6 +45,9 @@ func Main(m *testing.M) {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	if noRaceBin != "" {
+		os.RemoveAll(filepath.Dir(noRaceBin))
+	}
 	os.Exit(code)
 }
 
@@ -84,6 +87,41 @@ func Binary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return buildBin
+}
+
+var (
+	noRaceOnce sync.Once
+	noRaceBin  string
+	noRaceErr  error
+)
+
+// binaryNoRace builds hotkv-server without the race detector, once, next to Binary's.
+func binaryNoRace(t testing.TB) string {
+	t.Helper()
+	noRaceOnce.Do(func() {
+		root, err := repoRoot()
+		if err != nil {
+			noRaceErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "hotkv-procs-norace-")
+		if err != nil {
+			noRaceErr = err
+			return
+		}
+		bin := filepath.Join(dir, "hotkv-server")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/hotkv-server")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			noRaceErr = fmt.Errorf("building hotkv-server: %v\n%s", err, out)
+			return
+		}
+		noRaceBin = bin
+	})
+	if noRaceErr != nil {
+		t.Fatal(noRaceErr)
+	}
+	return noRaceBin
 }
 
 // RaceBuilt reports whether the servers are built with the race detector (then they run
@@ -166,6 +204,10 @@ type Options struct {
 	// ReadyTimeout bounds the wait for PING after each start; default 30 s (60 s with a race
 	// build), generous because a loaded 2-core machine replays logs slowly.
 	ReadyTimeout time.Duration
+	// NoRace runs a server built without the race detector even when the test is (-race):
+	// for tests of many processes whose point is the fault schedule, where six race-built
+	// servers on two cores starve each other's Raft heartbeats into endless elections.
+	NoRace bool
 }
 
 // Node is one hotkv-server process and what survives its restarts (port, dir, args, log).
@@ -207,7 +249,13 @@ func Start(t testing.TB, o Options) *Node {
 			o.ReadyTimeout = 60 * time.Second
 		}
 	}
-	n := &Node{t: t, bin: Binary(t), opts: o, Name: o.Name, Dir: o.Dir}
+	bin := ""
+	if o.NoRace && RaceBuilt() {
+		bin = binaryNoRace(t)
+	} else {
+		bin = Binary(t)
+	}
+	n := &Node{t: t, bin: bin, opts: o, Name: o.Name, Dir: o.Dir}
 	t.Cleanup(func() {
 		n.killNow()
 		if t.Failed() {
