@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"gopkg.in/yaml.v3"
 )
@@ -94,6 +95,9 @@ type Rule struct {
 	// requests_per_unit; with another burst, the time that burst takes to refill at
 	// requests_per_unit per unit, rounded up (a rate never faster than configured).
 	GCRAPeriodMs int64
+	// synced is set once the rule's sliding-window limiter was created or updated for this
+	// configuration (Service.syncLimiter).
+	synced atomic.Bool
 }
 
 // PeriodMs is the rule's unit in milliseconds.
