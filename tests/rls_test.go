@@ -9,17 +9,20 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	rlcommon "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlpb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/hotkv/hotkv/internal/server"
 	"github.com/hotkv/hotkv/internal/testutil"
@@ -485,5 +488,138 @@ func TestRLSBadRequestsAndStartErrors(t *testing.T) {
 	_, err = testutil.Launch(t, testutil.Options{Setup: func(srv *server.Server) { srv.AddRLSListener(ln2) }})
 	if err == nil || !strings.Contains(err.Error(), "rls-config is empty") {
 		t.Fatalf("start without rls-config: %v", err)
+	}
+}
+
+func grpcClient(t *testing.T, addr string) rlpb.RateLimitServiceClient {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return rlpb.NewRateLimitServiceClient(cc)
+}
+
+// In a Raft group only the leader decides; a follower answers UNAVAILABLE so that Envoy
+// applies its failure mode. The service listens on rls-port (the bind addresses).
+func TestRLSRaftFollowerUnavailable(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "ratelimit.yaml")
+	// Units of a day: no state expires while the test compares the nodes.
+	raft := "domain: raft\ndescriptors:\n  - key: fixed\n    rate_limit: {unit: day, requests_per_unit: 5, algorithm: fixed_window}\n" +
+		"  - key: sliding\n    rate_limit: {unit: day, requests_per_unit: 5, algorithm: sliding_window}\n"
+	if err := os.WriteFile(conf, []byte(rlsReadme+"\n---\n"+raft), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ports := []int{freePort(t), freePort(t)}
+	nodes := make([]*raftNode, 2)
+	for i := range nodes {
+		nodes[i] = &raftNode{id: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), raftPort: freePort(t),
+			extra: []string{"--rls-config", conf, "--rls-port", strconv.Itoa(ports[i])}}
+		nodes[i].start(t, i == 0)
+	}
+	waitLeader(t, nodes[:1])
+	if err := nodes[0].c.Do(context.Background(), "RAFT", "ADD", "n2", "127.0.0.1:"+strconv.Itoa(nodes[1].raftPort)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	leader := waitLeader(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i, n := range nodes {
+		rl := grpcClient(t, "127.0.0.1:"+strconv.Itoa(ports[i]))
+		for _, q := range []struct {
+			domain string
+			d      *rlcommon.RateLimitDescriptor
+		}{{"messaging", desc("message_type", "marketing", "to_number", "1")}, {"messaging", desc("to_number", "1")},
+			{"raft", desc("sliding", "a")}, {"raft", desc("fixed", "a")}} {
+			d := q.d
+			r, err := rl.ShouldRateLimit(ctx, &rlpb.RateLimitRequest{Domain: q.domain, Descriptors: []*rlcommon.RateLimitDescriptor{d}})
+			if n == leader {
+				if err != nil || r.OverallCode != rlsOK {
+					t.Fatalf("leader %s %v: %v %v", n.id, d, r, err)
+				}
+			} else if status.Code(err) != codes.Unavailable {
+				t.Fatalf("follower %s %v: %v %v, want UNAVAILABLE", n.id, d, r, err)
+			}
+		}
+	}
+	// The decisions are replicated as ordinary effects: the follower holds the same keys and
+	// the same sliding-window limiter state.
+	waitApplied(t, leader, nodes)
+	want := dumpAll(t, leader)
+	fixed := 0
+	for k := range want {
+		if strings.HasPrefix(k, "rls:raft:fixed=a:") {
+			fixed++
+		}
+	}
+	if _, ok := want["rls:messaging:to_number=1"]; !ok || fixed != 1 {
+		t.Fatalf("leader's keys: %v", want)
+	}
+	// Hand leadership to the follower: it now holds the same state and decides, and the old
+	// leader answers UNAVAILABLE.
+	var follower *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	if err := leader.c.Do(ctx, "RAFT", "TRANSFER", follower.id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if nl := waitLeader(t, nodes); nl != follower {
+		t.Fatalf("leadership went to %s", nl.id)
+	}
+	if got := dumpAll(t, follower); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s: %v, leader had %v", follower.id, got, want)
+	}
+	v, err := follower.c.Do(ctx, "RATELIMIT.PEEK", "rls:raft.sliding", "sliding=a").Int64Slice()
+	if err != nil || v[4] != 1 {
+		t.Fatalf("sliding limiter on the new leader: %v %v", v, err)
+	}
+	for i, n := range nodes {
+		rl := grpcClient(t, "127.0.0.1:"+strconv.Itoa(ports[i]))
+		// 100 a day: the one unit spent on the old leader is still spent.
+		r, err := rl.ShouldRateLimit(ctx, &rlpb.RateLimitRequest{Domain: "messaging", Descriptors: []*rlcommon.RateLimitDescriptor{desc("to_number", "1")}})
+		if n == follower {
+			if err != nil || r.Statuses[0].LimitRemaining != 98 {
+				t.Fatalf("new leader: %v %v", r, err)
+			}
+		} else if status.Code(err) != codes.Unavailable {
+			t.Fatalf("old leader: %v %v", r, err)
+		}
+	}
+}
+
+// A descriptor's own limit (Envoy's limit override), per-descriptor hits_addend,
+// is_negative_hits (a GCRA refund) and detailed_metric.
+func TestRLSOverridesRefundsDetailedMetric(t *testing.T) {
+	e := startRLS(t, 2, rlsReadme+"\n---\ndomain: dm\ndescriptors:\n  - key: user\n    detailed_metric: true\n    rate_limit: {unit: minute, requests_per_unit: 5}\n")
+	// The override wins over the configured 10/s of remote_address.
+	d := desc("remote_address", "10.9.9.9")
+	d.Limit = &rlcommon.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: 3, Unit: typev3.RateLimitUnit_MINUTE}
+	r := e.ask(t, "edge_proxy_per_ip", 0, d)
+	expect(t, r, 0, rlsOK, 2, 20000)
+	if l := r.Statuses[0].CurrentLimit; l.RequestsPerUnit != 3 || l.Unit != rlpb.RateLimitResponse_RateLimit_MINUTE {
+		t.Fatalf("override limit %v", l)
+	}
+	// Per-descriptor hits_addend wins over the request's.
+	d2 := desc("user", "alice")
+	d2.HitsAddend = wrapperspb.UInt64(3)
+	expect(t, e.ask(t, "dm", 1, d2), 0, rlsOK, 2, 36000)
+	// A refund gives units back.
+	d3 := desc("user", "alice")
+	d3.HitsAddend = wrapperspb.UInt64(2)
+	d3.IsNegativeHits = true
+	expect(t, e.ask(t, "dm", 0, d3), 0, rlsOK, 4, 12000)
+	e.ask(t, "dm", 0, desc("user", "bob"))
+	var keys []string
+	for _, st := range e.s.RLSService().Stats() {
+		if st.Domain == "dm" {
+			keys = append(keys, fmt.Sprintf("%s=%d", st.Key, st.TotalHits))
+		}
+	}
+	if strings.Join(keys, " ") != "user_alice=3 user_bob=1" {
+		t.Fatalf("detailed metric series: %v", keys)
 	}
 }
