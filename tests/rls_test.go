@@ -623,3 +623,47 @@ func TestRLSOverridesRefundsDetailedMetric(t *testing.T) {
 		t.Fatalf("detailed metric series: %v", keys)
 	}
 }
+
+// In a sharded cluster a node decides for the keys its shard owns and answers UNAVAILABLE
+// (with the MOVED inside) for the others: forwarding is later work.
+func TestRLSShardedOwnKeysOnly(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "ratelimit.yaml")
+	if err := os.WriteFile(conf, []byte(rlsReadme), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rlsPorts := map[*raftNode]int{}
+	sc := newShardedClusterWith(t, 2, 1, true, func(n *raftNode) {
+		rlsPorts[n] = freePort(t)
+		n.extra = append(n.extra, "--rls-config", conf, "--rls-port", strconv.Itoa(rlsPorts[n]))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	owners := [2]int{}
+	for _, addr := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6"} {
+		key := "rls:edge_proxy_per_ip:remote_address=" + addr
+		slot, err := sc.shards[0][0].c.ClusterKeySlot(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := 0
+		if slot >= 8192 {
+			owner = 1
+		}
+		owners[owner]++
+		for s, sh := range sc.shards {
+			rl := grpcClient(t, "127.0.0.1:"+strconv.Itoa(rlsPorts[sh[0]]))
+			r, err := rl.ShouldRateLimit(ctx, &rlpb.RateLimitRequest{Domain: "edge_proxy_per_ip",
+				Descriptors: []*rlcommon.RateLimitDescriptor{desc("remote_address", addr)}})
+			if s == owner {
+				if err != nil || r.OverallCode != rlsOK {
+					t.Fatalf("%s (slot %d) on its shard s%d: %v %v", key, slot, s+1, r, err)
+				}
+			} else if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "MOVED") {
+				t.Fatalf("%s (slot %d) on shard s%d: %v %v, want UNAVAILABLE", key, slot, s+1, r, err)
+			}
+		}
+	}
+	if owners[0] == 0 || owners[1] == 0 {
+		t.Fatalf("the keys did not cover both shards: %v", owners)
+	}
+}
