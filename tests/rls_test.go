@@ -422,6 +422,9 @@ func TestRLSReloadAndBadConfig(t *testing.T) {
 	if err := e.c.ConfigSet(ctx, "rls-config", other).Err(); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.c.ConfigSet(ctx, "rls-config", "").Err(); err == nil || !strings.Contains(err.Error(), "rls-config cannot be empty") {
+		t.Fatalf("CONFIG SET rls-config \"\": %v", err)
+	}
 	if v, _ := e.c.ConfigGet(ctx, "rls-config").Result(); v["rls-config"] != other {
 		t.Fatalf("CONFIG GET %v", v)
 	}

@@ -254,6 +254,9 @@ func (s *Server) reloadRLSConfig(pairs [][2]string, set func() error) error {
 			path, name = p[1], p[0]
 		}
 	}
+	if name != "" && path == "" && s.rls.svc.Load() != nil {
+		return &config.SetError{Name: name, Reason: "the rate limit service is running: rls-config cannot be empty"}
+	}
 	if name != "" && path != "" {
 		if err := s.ReloadRLS(path); err != nil {
 			return &config.SetError{Name: name, Reason: err.Error()}
