@@ -35,6 +35,13 @@ func (sc *shardedCluster) all() []*raftNode {
 // started by the first one and, when assign is set, spreads the slots evenly.
 func newShardedCluster(t *testing.T, shards, perShard int, assign bool) *shardedCluster {
 	t.Helper()
+	return newShardedClusterWith(t, shards, perShard, assign, nil)
+}
+
+// newShardedClusterWith is newShardedCluster with setup called on each node before it starts
+// (to add arguments to its extra).
+func newShardedClusterWith(t *testing.T, shards, perShard int, assign bool, setup func(*raftNode)) *shardedCluster {
+	t.Helper()
 	sc := &shardedCluster{}
 	id := 0
 	for s := range shards {
@@ -46,6 +53,9 @@ func newShardedCluster(t *testing.T, shards, perShard int, assign bool) *sharded
 				"--cluster-meta-port", strconv.Itoa(freePort(t))}
 			if id == 1 {
 				n.extra = append(n.extra, "--cluster-meta-bootstrap", "yes")
+			}
+			if setup != nil {
+				setup(n)
 			}
 			n.start(t, i == 0)
 			t.Cleanup(n.stop)

@@ -40,7 +40,7 @@ func main() {
 	mode := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		switch args[0] {
-		case "run", "memory", "snapshot", "suite", "raft", "cluster":
+		case "run", "memory", "snapshot", "suite", "raft", "cluster", "rls":
 			mode, args = args[0], args[1:]
 		}
 	}
@@ -56,6 +56,8 @@ func main() {
 		err = suiteCmd(ctx, args)
 	case "raft":
 		err = raftCmd(ctx, args)
+	case "rls":
+		err = rlsCmd(ctx, args)
 	case "cluster":
 		err = clusterCmd(ctx, args)
 	}
@@ -397,6 +399,31 @@ func raftCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, path)
+	return nil
+}
+
+// rlsCmd measures the Envoy rate limit service: ShouldRateLimit over gRPC, one descriptor per
+// call, per algorithm, printing throughput and latency quantiles.
+func rlsCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("rls", flag.ExitOnError)
+	hotkv := fs.String("hotkv", "bin/hotkv-server", "hotkv-server binary")
+	addr := fs.String("addr", "", "gRPC address of a running service to measure (its config needs bench's domain) instead of starting one")
+	algos := fs.String("algo", "gcra,sliding,fixed", "comma-separated algorithms")
+	conns := fs.Int("conns", 4, "gRPC connections")
+	callers := fs.Int("c", 64, "concurrent calls in all")
+	keys := fs.Int("keys", 10000, "distinct descriptor values")
+	dur := fs.Duration("d", 5*time.Second, "measured time per algorithm")
+	warm := fs.Duration("warmup", time.Second, "unmeasured load before each run")
+	fs.Parse(args)
+	fmt.Printf("%-8s %6s %7s %12s %9s %9s %9s %9s %8s\n", "algo", "conns", "callers", "decisions/s", "p50", "p99", "p99.9", "max", "errors")
+	for _, a := range splitList(*algos) {
+		r, err := bench.RunRLS(ctx, bench.RLSConfig{HotKVBin: *hotkv, Addr: *addr, Algorithm: a, Conns: *conns, Callers: *callers,
+			Keys: *keys, Duration: *dur, Warmup: *warm})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-8s %6d %7d %12.0f %9s %9s %9s %9s %8d\n", r.Algorithm, r.Conns, r.Callers, r.RPS, r.P50, r.P99, r.P999, r.Max, r.Errors)
+	}
 	return nil
 }
 

@@ -81,6 +81,22 @@ func run(argv []string) int {
 	// without the final save.
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	// SIGHUP reloads the Envoy rate limit service's configuration (rls-config), as
+	// envoyproxy/ratelimit picks up a changed file; Redis ignores SIGHUP, and so does a server
+	// without the service.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			if srv.RLSService() == nil {
+				continue
+			}
+			if err := srv.ReloadRLS(""); err != nil {
+				logger.Warn("SIGHUP: the rate limit configuration was not reloaded", "err", err)
+			}
+		}
+	}()
 	if err := srv.Start(); err != nil {
 		logger.Error(err.Error())
 		fmt.Fprintln(os.Stderr, err)

@@ -22,6 +22,7 @@ func groups() [][]*Command {
 		serverCommands(),
 		persistenceCommands(),
 		rateLimitCommands(),
+		rlsCommands(),
 		transactionCommands(),
 		scriptingCommands(),
 		aclCommands(),

@@ -81,6 +81,16 @@ func Directives() []*Directive {
 		{Name: "metrics-bind", Type: String, Default: "127.0.0.1", Mutable: true, Parse: parseMetricsBind, Group: "metrics",
 			Doc: "The one address the metrics listener binds: an IP address, `*` (0.0.0.0) or `::*` (::) for every address. Loopback by default, like `bind`: the metrics carry limiter names and command counts. CONFIG SET moves an open listener (new address first, then the old one is closed)."},
 
+		// Envoy rate limit service (docs/envoy.md, internal/rls, internal/server/rls.go)
+		{Name: "rls-port", Type: Int, Default: "0", Min: 0, Max: 65535, Group: "envoy",
+			Doc: "gRPC port of the built-in Envoy global rate limit service (`envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit`, docs/envoy.md); 0 (the default) opens nothing. Needs `rls-config`. Set at startup only."},
+		{Name: "rls-bind", Type: String, Default: "", Parse: parseRLSBind, Group: "envoy",
+			Doc: "The one address the rate limit service binds: an IP address, `*` (0.0.0.0) or `::*` (::). Empty (the default) listens on every `bind` address. Set at startup only."},
+		{Name: "rls-config", Type: String, Default: "", Mutable: true, Group: "envoy",
+			Doc: "Descriptor configuration of the rate limit service, in envoyproxy/ratelimit's YAML format (plus `algorithm` and `burst`, docs/envoy.md): a file (several domains as `---` documents) or a directory whose `*.yaml`/`*.yml` files are all loaded. CONFIG SET loads the new file first and refuses a file that cannot be used with an error naming the file, the line and the problem, keeping the configuration in use; `RLS RELOAD` and SIGHUP read the file again."},
+		{Name: "rls-response-headers", Type: Bool, Default: "yes", Mutable: true, Group: "envoy",
+			Doc: "Add envoyproxy/ratelimit's `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` headers to every answer with a limit (its RESPONSE_HEADERS_ENABLED, which is off by default there); Envoy forwards them to the client."},
+
 		// General
 		{Name: "databases", Type: Int, Default: "16", Min: 1, Max: 1<<31 - 1, Group: "general",
 			Doc: "Number of numbered databases (SELECT 0 .. databases-1)."},
@@ -388,6 +398,14 @@ func parseDBFilename(v string) (string, error) {
 		return "", errors.New("dbfilename can't be a path, just a filename")
 	}
 	return v, nil
+}
+
+// parseRLSBind checks rls-bind: empty (the bind addresses), `*`, `::*` or one IP address.
+func parseRLSBind(v string) (string, error) {
+	if v = strings.TrimSpace(v); v == "" || v == "*" || v == "::*" || net.ParseIP(v) != nil {
+		return v, nil
+	}
+	return "", errors.New("Invalid rls-bind address '" + v + "': an IP address, * or ::*")
 }
 
 // parseNotifyKeyspaceEvents checks notify-keyspace-events as Redis does and returns its

@@ -86,6 +86,17 @@ type Snapshot struct {
 	Limiters []LimiterStats
 	// Decisions are the allowed and denied requests of GCRA.LIMIT and CL.THROTTLE.
 	Decisions []DecisionStats
+	// RLS are the Envoy rate limit service's per-descriptor counters (docs/envoy.md).
+	RLS []RLSStats
+}
+
+// RLSStats is one descriptor key of the Envoy rate limit service, counted in hits
+// (hits_addend), as envoyproxy/ratelimit's per-descriptor stats: every hit is in Total, and in
+// OverLimit or WithinLimit; NearLimit hits are within the limit past 80% of it; ShadowMode
+// hits are over the limit of a shadow-mode rule (in OverLimit too) and were let through.
+type RLSStats struct {
+	Domain, Descriptor                                   string
+	Total, OverLimit, NearLimit, ShadowMode, WithinLimit uint64
 }
 
 // InstanceInfo are redis_instance_info's labels.
@@ -201,6 +212,7 @@ type collector struct {
 	limiters, limAllowed, limDenied, limKeys      *prometheus.Desc
 	limShadowDenied                               *prometheus.Desc
 	gcra                                          *prometheus.Desc
+	rls                                           [5]*prometheus.Desc
 }
 
 func newCollector(src Source) *collector {
@@ -310,6 +322,14 @@ func newCollector(src Source) *collector {
 	c.limShadowDenied = prometheus.NewDesc("hotkv_ratelimit_shadow_denied_units_total", "Units a limiter in shadow mode denied but let through (RATELIMIT.STATS total_shadow_denied); they are in hotkv_ratelimit_denied_units_total too.", []string{"limiter", "algo"}, nil)
 	c.limKeys = prometheus.NewDesc("hotkv_ratelimit_keys", "Keys of the limiter with live state (RATELIMIT.STATS unique_keys).", []string{"limiter", "algo"}, nil)
 	c.gcra = prometheus.NewDesc("hotkv_gcra_requests_total", "GCRA.LIMIT and CL.THROTTLE requests by decision.", []string{"command", "result"}, nil)
+	rlsLabels := []string{"domain", "descriptor"}
+	c.rls = [5]*prometheus.Desc{
+		prometheus.NewDesc("hotkv_rls_hits_total", "Hits (hits_addend) the Envoy rate limit service decided for the descriptor key.", rlsLabels, nil),
+		prometheus.NewDesc("hotkv_rls_over_limit_total", "Hits over the descriptor's limit (shadow-mode ones included).", rlsLabels, nil),
+		prometheus.NewDesc("hotkv_rls_near_limit_total", "Hits within the limit but past 80% of it.", rlsLabels, nil),
+		prometheus.NewDesc("hotkv_rls_shadow_mode_total", "Hits over the limit of a shadow_mode rule, let through.", rlsLabels, nil),
+		prometheus.NewDesc("hotkv_rls_within_limit_total", "Hits within the descriptor's limit.", rlsLabels, nil),
+	}
 	return c
 }
 
@@ -319,7 +339,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- s.desc
 	}
 	for _, d := range []*prometheus.Desc{c.up, c.instanceInfo, c.dbKeys, c.dbKeysExpiring, c.cmdCalls, c.cmdDuration,
-		c.cmdRejected, c.cmdFailed, c.cmdLatency, c.errors, c.limiters, c.limAllowed, c.limDenied, c.limShadowDenied, c.limKeys, c.gcra} {
+		c.cmdRejected, c.cmdFailed, c.cmdLatency, c.errors, c.limiters, c.limAllowed, c.limDenied, c.limShadowDenied, c.limKeys, c.gcra,
+		c.rls[0], c.rls[1], c.rls[2], c.rls[3], c.rls[4]} {
 		ch <- d
 	}
 }
@@ -364,6 +385,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, d := range s.Decisions {
 		send(ch, c.gcra, prometheus.CounterValue, float64(d.Allowed), d.Command, "allowed")
 		send(ch, c.gcra, prometheus.CounterValue, float64(d.Denied), d.Command, "denied")
+	}
+	for _, r := range s.RLS {
+		for i, v := range [5]uint64{r.Total, r.OverLimit, r.NearLimit, r.ShadowMode, r.WithinLimit} {
+			send(ch, c.rls[i], prometheus.CounterValue, float64(v), r.Domain, r.Descriptor)
+		}
 	}
 }
 

@@ -318,6 +318,12 @@ func (s *Server) MetricsSnapshot() *metrics.Snapshot {
 	sort.Slice(out.Errors, func(i, j int) bool { return out.Errors[i].Code < out.Errors[j].Code })
 
 	out.Limiters = limiterMetrics(s.store.Limiters, s.clock.NowMs())
+	if svc := s.RLSService(); svc != nil {
+		for _, st := range svc.Stats() {
+			out.RLS = append(out.RLS, metrics.RLSStats{Domain: st.Domain, Descriptor: st.Key, Total: st.TotalHits,
+				OverLimit: st.OverLimit, NearLimit: st.NearLimit, ShadowMode: st.ShadowMode, WithinLimit: st.WithinLimit})
+		}
+	}
 	gl, gd := s.store.Decisions.GCRALimit.Load()
 	tl, td := s.store.Decisions.CLThrottle.Load()
 	out.Decisions = []metrics.DecisionStats{

@@ -105,8 +105,10 @@ type Server struct {
 
 	// metrics is the Prometheus listener (metrics.go); ready is set once the dataset is loaded
 	// and the listeners accept clients (/readyz), and loadingHook is SetLoadingHook's.
-	metrics     metricsState
-	ready       atomic.Bool
+	metrics metricsState
+	ready   atomic.Bool
+	// rls is the Envoy rate limit service (rls.go), off unless rls-port is set.
+	rls         rlsState
 	loadingHook func()
 }
 
@@ -312,6 +314,11 @@ func (s *Server) Start() error {
 		s.cancel()
 		return err
 	}
+	if err := s.loadRLSConfig(); err != nil {
+		s.closeListeners()
+		s.cancel()
+		return err
+	}
 	var err error
 	s.persist.loading.Store(true)
 	if s.loadingHook != nil {
@@ -390,6 +397,11 @@ func (s *Server) Start() error {
 		go s.acceptLoop(ln, true)
 	}
 	s.tls.mu.Unlock()
+	if err := s.startRLS(); err != nil {
+		s.beginClose()
+		s.wg.Wait()
+		return err
+	}
 	s.wg.Add(4)
 	go func() {
 		defer s.wg.Done()
@@ -486,6 +498,7 @@ func (s *Server) Addr() net.Addr {
 
 func (s *Server) closeListeners() {
 	s.closeMetrics()
+	s.closeRLS()
 	for _, ln := range s.listeners {
 		_ = ln.Close()
 	}
@@ -701,7 +714,7 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 		}
 	}
 	return s.reloadMetrics(pairs, func() error {
-		return s.reloadTLS(pairs, func() error { return s.cfg.Set(pairs, true) })
+		return s.reloadTLS(pairs, func() error { return s.reloadRLSConfig(pairs, func() error { return s.cfg.Set(pairs, true) }) })
 	})
 }
 
