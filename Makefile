@@ -11,7 +11,7 @@ KEYS     ?= 1000000
 TTL      ?= 1s
 IMAGE    ?= hotkv:latest
 
-.PHONY: run build test fuzz stress-expiry docs lint setup bench bench-raft bench-cluster redis-tests ratelimit-libs soak docker cluster-demo cluster-demo-stop
+.PHONY: run build test fuzz stress-expiry docs lint setup bench bench-raft bench-cluster bench-rls redis-tests ratelimit-libs soak docker cluster-demo cluster-demo-stop
 
 ## run: build and run the server on $(BIND):$(PORT) with dir $(DATA); ARGS adds flags
 run: build
@@ -50,6 +50,10 @@ bench-raft:
 ## bench-cluster: sharded clusters on 127.0.0.1: allowed GCRA.LIMIT decisions/s (256 clients routed to the shards' leaders) for 1, 2 and 3 shards, and a CLUSTERX MIGRATE of 1M keys timed; adds the "Sharded cluster" section to docs/benchmarks.md (BENCHARGS go to `hotkv-bench cluster`: -shards 1,2,4,8 -nodes 3 -move-keys N)
 bench-cluster:
 	bash scripts/bench.sh cluster $(BENCHARGS)
+
+## bench-rls: the Envoy rate limit service: ShouldRateLimit decisions/s and latency through gRPC for each algorithm, many concurrent calls and one; adds the "Envoy rate limit service" section to docs/benchmarks.md (BENCHARGS go to `hotkv-bench rls`)
+bench-rls:
+	bash scripts/bench.sh rls $(BENCHARGS)
 
 ## redis-tests: Redis's own TCL suite for the data types and scripting, HotKV vs Redis 7 in external mode; rewrites docs/compatibility.md (REDISTESTARGS go to scripts/redis-tests.sh: units, --server, --check PCT); not in `make test`
 redis-tests:

@@ -28,4 +28,8 @@ if [ "${1:-}" = cluster ]; then
 	shift
 	exec ./bin/hotkv-bench cluster -hotkv bin/hotkv-server -out docs "$@"
 fi
+if [ "${1:-}" = rls ]; then
+	shift
+	exec ./bin/hotkv-bench rls -hotkv bin/hotkv-server -out docs "$@"
+fi
 exec ./bin/hotkv-bench suite -hotkv bin/hotkv-server -redis-server "$(command -v redis-server)" -out docs "$@"

@@ -199,25 +199,43 @@ func testSingleNode(t *testing.T, ack string) {
 // dumpAll returns DUMP and PTTL of every key, from the node that leads.
 func dumpAll(t *testing.T, n *raftNode) map[string]string {
 	t.Helper()
+	var out map[string]string
+	var last error
+	waitUntil(t, "a whole dump of "+n.id, 20*time.Second, func() bool {
+		out, last = dumpAllOnce(n)
+		return last == nil
+	})
+	return out
+}
+
+// dumpAllOnce reads every key's DUMP and expiry and the limiter's state from n, failing on
+// the first error: on a busy machine the node may lose its leadership during the reads (an
+// election right after a restart), and its redirections must not read as missing data.
+func dumpAllOnce(n *raftNode) (map[string]string, error) {
 	ctx := context.Background()
 	keys, err := n.c.Keys(ctx, "*").Result()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	out := map[string]string{}
 	for _, k := range keys {
 		d, err := n.c.Dump(ctx, k).Result()
 		if err != nil {
-			t.Fatalf("DUMP %s on %s: %v", k, n.id, err)
+			return nil, fmt.Errorf("DUMP %s on %s: %w", k, n.id, err)
 		}
-		exp, _ := n.c.Do(ctx, "PEXPIRETIME", k).Int64()
+		exp, err := n.c.Do(ctx, "PEXPIRETIME", k).Int64()
+		if err != nil {
+			return nil, fmt.Errorf("PEXPIRETIME %s on %s: %w", k, n.id, err)
+		}
 		out[k] = d + "|" + strconv.FormatInt(exp, 10)
 	}
 	// The named limiter, with its per-key state and totals.
-	if v, err := n.c.Do(ctx, "RATELIMIT.PEEK", "api", "user1").Result(); err == nil {
-		out["limiter api/user1"] = fmt.Sprint(v)
+	v, err := n.c.Do(ctx, "RATELIMIT.PEEK", "api", "user1").Result()
+	if err != nil {
+		return nil, fmt.Errorf("RATELIMIT.PEEK on %s: %w", n.id, err)
 	}
-	return out
+	out["limiter api/user1"] = fmt.Sprint(v)
+	return out, nil
 }
 
 func TestReplicationThreeNodes(t *testing.T) {
@@ -301,8 +319,13 @@ func TestReplicationThreeNodes(t *testing.T) {
 	for _, n := range nodes {
 		n.start(t, false)
 	}
-	leader = waitLeader(t, nodes)
-	got := dumpAll(t, leader)
+	// Read from whichever node serves: an election may follow the first one on a busy machine.
+	var got map[string]string
+	waitUntil(t, "a whole dump from a serving leader after the restart", 30*time.Second, func() bool {
+		var err error
+		got, err = dumpAllOnce(waitLeader(t, nodes))
+		return err == nil
+	})
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("after a restart, key %s: %q, want %q", k, got[k], v)

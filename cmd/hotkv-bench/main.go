@@ -284,7 +284,7 @@ func suiteCmd(ctx context.Context, args []string) error {
 		// The replicated and sharded benchmarks run on their own (`hotkv-bench raft`,
 		// `hotkv-bench cluster`): keep their last results.
 		if old, err := readResults(filepath.Join(dir, "results.json")); err == nil {
-			res.Raft, res.Cluster = old.Raft, old.Cluster
+			res.Raft, res.Cluster, res.RLS = old.Raft, old.Cluster, old.RLS
 		}
 	}
 	if *from == "" || *from == "merged" || *aggOnly || *pairsOnly {
@@ -414,16 +414,43 @@ func rlsCmd(ctx context.Context, args []string) error {
 	keys := fs.Int("keys", 10000, "distinct descriptor values")
 	dur := fs.Duration("d", 5*time.Second, "measured time per algorithm")
 	warm := fs.Duration("warmup", time.Second, "unmeasured load before each run")
+	out := fs.String("out", "", "directory of benchmarks.md and benchmarks/results.json to update with these runs (empty: print only); one caller is also measured, for the latency of a lone call")
 	fs.Parse(args)
 	fmt.Printf("%-8s %6s %7s %12s %9s %9s %9s %9s %8s\n", "algo", "conns", "callers", "decisions/s", "p50", "p99", "p99.9", "max", "errors")
-	for _, a := range splitList(*algos) {
-		r, err := bench.RunRLS(ctx, bench.RLSConfig{HotKVBin: *hotkv, Addr: *addr, Algorithm: a, Conns: *conns, Callers: *callers,
-			Keys: *keys, Duration: *dur, Warmup: *warm})
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%-8s %6d %7d %12.0f %9s %9s %9s %9s %8d\n", r.Algorithm, r.Conns, r.Callers, r.RPS, r.P50, r.P99, r.P999, r.Max, r.Errors)
+	res := &bench.RLSResults{Started: time.Now(), Machine: bench.DescribeMachine(), Keys: *keys}
+	shapes := [][2]int{{*conns, *callers}}
+	if *out != "" {
+		shapes = append(shapes, [2]int{1, 1})
 	}
+	for _, shape := range shapes {
+		for _, a := range splitList(*algos) {
+			r, err := bench.RunRLS(ctx, bench.RLSConfig{HotKVBin: *hotkv, Addr: *addr, Algorithm: a, Conns: shape[0], Callers: shape[1],
+				Keys: *keys, Duration: *dur, Warmup: *warm})
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%-8s %6d %7d %12.0f %9s %9s %9s %9s %8d\n", r.Algorithm, r.Conns, r.Callers, r.RPS, r.P50, r.P99, r.P999, r.Max, r.Errors)
+			res.Runs = append(res.Runs, *r)
+		}
+	}
+	if *out == "" {
+		return nil
+	}
+	dir := filepath.Join(*out, "benchmarks")
+	all, err := readResults(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return fmt.Errorf("-out: %w (run the suite first)", err)
+	}
+	all.RLS = res
+	b, _ := json.MarshalIndent(all, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	md := filepath.Join(*out, "benchmarks.md")
+	if err := os.WriteFile(md, []byte(all.Markdown(bench.ExistingFindings(md))), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s\n", md)
 	return nil
 }
 

@@ -306,6 +306,7 @@ func (r *Results) Markdown(findings string) string {
 	}
 	b.WriteString(r.Raft.Markdown())
 	b.WriteString(r.Cluster.Markdown())
+	b.WriteString(r.RLS.Markdown())
 	b.WriteString("\nRaw numbers: [benchmarks/results.json](benchmarks/results.json).\n\n")
 	if findings == "" {
 		findings = FindingsHeading + "\n\n(none yet)\n"

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,20 @@ func TestRLSBenchSmoke(t *testing.T) {
 			Duration: 200 * time.Millisecond})
 		if err != nil || r.Calls == 0 || r.Errors != 0 || r.RPS <= 0 || r.P50 <= 0 {
 			t.Fatalf("%s: %+v %v", algo, r, err)
+		}
+	}
+}
+
+// The report's section lists every run; an empty result adds nothing.
+func TestRLSMarkdown(t *testing.T) {
+	if (*RLSResults)(nil).Markdown() != "" {
+		t.Fatal("a nil result wrote a section")
+	}
+	r := &RLSResults{Keys: 10, Runs: []RLSResult{{Algorithm: "gcra", Conns: 4, Callers: 64, RPS: 13600, P50: time.Millisecond}, {Algorithm: "fixed", Conns: 1, Callers: 1, RPS: 6100}}}
+	md := r.Markdown()
+	for _, want := range []string{"## Envoy rate limit service", "| gcra | 4 | 64 | **14k** | 1.000 ms", "| fixed | 1 | 1 |"} {
+		if !strings.Contains(md, want) {
+			t.Fatalf("section lacks %q:\n%s", want, md)
 		}
 	}
 }

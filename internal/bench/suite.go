@@ -132,6 +132,9 @@ type Results struct {
 	// Cluster is the sharded benchmark (`hotkv-bench cluster`), run on its own and kept
 	// across suite runs like Raft.
 	Cluster *ClusterResults `json:"cluster,omitempty"`
+	// RLS is the Envoy rate limit service benchmark (`hotkv-bench rls -out`), kept across suite
+	// runs like Raft.
+	RLS *RLSResults `json:"rls,omitempty"`
 	// Pairs are the HotKV-only comparisons (HotKVPairs): one command against the several
 	// round trips it replaces.
 	Pairs []PairResult `json:"pairs,omitempty"`
