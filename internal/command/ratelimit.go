@@ -173,6 +173,16 @@ func gcraState(e *store.Entry) (tat int64, present, ok bool) {
 	return 0, false, false
 }
 
+// lookupGCRA finds key (for writing) and reads its GCRA state, replying WRONGTYPE when the key
+// holds something else: the start of every command that updates a GCRA key.
+func lookupGCRA(c *Ctx, key []byte) (e *store.Entry, tat int64, present, ok bool) {
+	e = c.Lookup(key)
+	if tat, present, ok = gcraState(e); !ok {
+		c.WrongType()
+	}
+	return e, tat, present, ok
+}
+
 // storeTAT writes an allowed decision's state: the TAT as an integer string expiring at
 // ceil_ms(TAT), like SET key <TAT> PXAT <ceil_ms(TAT)>. An existing entry is updated in place,
 // which allocates nothing and leaves the expiry wheel alone (the expiry only moves later).
@@ -203,10 +213,8 @@ func gcraLimitCommand(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	e := c.Lookup(key)
-	tat, present, ok := gcraState(e)
+	e, tat, present, ok := lookupGCRA(c, key)
 	if !ok {
-		c.WrongType()
 		return
 	}
 	d, r := p.Limit(c.Now*ratelimit.NsPerMs, tat, present, count)
@@ -319,10 +327,8 @@ func gcraLimitAllCommand(c *Ctx) {
 			j++
 		}
 		if j == len(keys) {
-			e := c.Lookup(key)
-			tat, present, ok := gcraState(e)
+			e, tat, present, ok := lookupGCRA(c, key)
 			if !ok {
-				c.WrongType()
 				return
 			}
 			keys = append(keys, gcraKeyState{key: key, e: e, tat: tat, present: present})
@@ -391,10 +397,8 @@ func gcraRefundCommand(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	e := c.Lookup(key)
-	tat, present, ok := gcraState(e)
+	e, tat, present, ok := lookupGCRA(c, key)
 	if !ok {
-		c.WrongType()
 		return
 	}
 	now := c.Now * ratelimit.NsPerMs
@@ -463,10 +467,8 @@ func clThrottleCommand(c *Ctx) {
 		return
 	}
 	key := c.Args[1]
-	e := c.Lookup(key)
-	tat, present, ok := gcraState(e)
+	e, tat, present, ok := lookupGCRA(c, key)
 	if !ok {
-		c.WrongType()
 		return
 	}
 	d, r := p.Throttle(now, tat, present, quantity, c.Srv.RateLimitSettings().Compat)

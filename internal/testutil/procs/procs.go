@@ -60,28 +60,7 @@ func Binary(t testing.TB) string {
 			buildBin = bin
 			return
 		}
-		root, err := repoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildDir, err = os.MkdirTemp("", "hotkv-procs-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		bin := filepath.Join(buildDir, "hotkv-server")
-		args := []string{"build", "-o", bin}
-		if raceEnabled() {
-			args = append(args, "-race")
-		}
-		build := exec.Command("go", append(args, "./cmd/hotkv-server")...)
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building hotkv-server: %v\n%s", err, out)
-			return
-		}
-		buildBin = bin
+		buildDir, buildBin, buildErr = build(raceEnabled())
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -98,30 +77,34 @@ var (
 // binaryNoRace builds hotkv-server without the race detector, once, next to Binary's.
 func binaryNoRace(t testing.TB) string {
 	t.Helper()
-	noRaceOnce.Do(func() {
-		root, err := repoRoot()
-		if err != nil {
-			noRaceErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "hotkv-procs-norace-")
-		if err != nil {
-			noRaceErr = err
-			return
-		}
-		bin := filepath.Join(dir, "hotkv-server")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/hotkv-server")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			noRaceErr = fmt.Errorf("building hotkv-server: %v\n%s", err, out)
-			return
-		}
-		noRaceBin = bin
-	})
+	noRaceOnce.Do(func() { _, noRaceBin, noRaceErr = build(false) })
 	if noRaceErr != nil {
 		t.Fatal(noRaceErr)
 	}
 	return noRaceBin
+}
+
+// build runs `go build ./cmd/hotkv-server` (with -race if race) from the repository root into
+// a new temporary directory, and returns the directory and the binary.
+func build(race bool) (dir, bin string, err error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", "", err
+	}
+	if dir, err = os.MkdirTemp("", "hotkv-procs-"); err != nil {
+		return "", "", err
+	}
+	bin = filepath.Join(dir, "hotkv-server")
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "./cmd/hotkv-server")...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return dir, "", fmt.Errorf("building hotkv-server: %v\n%s", err, out)
+	}
+	return dir, bin, nil
 }
 
 // RaceBuilt reports whether the servers are built with the race detector (then they run
