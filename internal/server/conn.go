@@ -27,7 +27,6 @@ type conn struct {
 	ctx command.Ctx
 
 	killOnce sync.Once
-	killed   bool
 	// writeDeadline is set while an unauthenticated client's writes are bounded (flush).
 	writeDeadline bool
 	// readDeadline is set while the timeout directive bounds the next read (serve).
@@ -91,7 +90,6 @@ func (s *Server) newConn(nc net.Conn) *conn {
 // kill closes the connection from any goroutine; its serve loop then ends.
 func (c *conn) kill() {
 	c.killOnce.Do(func() {
-		c.killed = true
 		_ = c.nc.Close()
 	})
 }

@@ -790,13 +790,16 @@ func (s *Server) Clients() []*command.Client {
 	return out
 }
 
-// KillClients closes matching clients.
+// KillClients closes matching clients. They leave the client table at once, not when their
+// connection goroutine notices the close: as in Redis, the next CLIENT LIST or INFO no
+// longer shows a killed client.
 func (s *Server) KillClients(match func(*command.Client) bool) int {
 	s.mu.Lock()
 	var victims []*conn
-	for _, c := range s.clients {
+	for id, c := range s.clients {
 		if match(&c.Client) {
 			victims = append(victims, c)
+			delete(s.clients, id)
 		}
 	}
 	s.mu.Unlock()
