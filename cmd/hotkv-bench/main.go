@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -90,6 +91,7 @@ func runCmd(ctx context.Context, args []string) error {
 	seq := fs.Bool("seq", false, "with -n, number keys 0..n-1 instead of at random (a fill)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("q", false, "no progress line")
+	cpuProfile := fs.String("cpuprofile", "", "write the load generator's CPU profile to this file (its cost shares the machine with the server's)")
 	fs.Parse(args)
 	var tmpl bench.Template
 	label := strings.Join(fs.Args(), " ")
@@ -121,6 +123,17 @@ func runCmd(ctx context.Context, args []string) error {
 	}
 	if _, err := bench.RaiseFileLimit(); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {

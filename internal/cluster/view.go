@@ -106,6 +106,10 @@ type FSM struct {
 	mu   sync.Mutex
 	m    *Map
 	view atomic.Pointer[View]
+	// OnChange, when set before the FSM is used, runs after each new View is published
+	// (outside the FSM's lock): the server wakes its blocked clients with it, whose slots
+	// may have moved away.
+	OnChange func()
 }
 
 // NewFSM returns the state machine of an empty map.
@@ -149,6 +153,9 @@ func (f *FSM) ApplyErr(_, _ uint64, data []byte) error {
 		f.view.Store(NewView(f.m))
 	}
 	f.mu.Unlock()
+	if err == nil && f.OnChange != nil {
+		f.OnChange()
+	}
 	if errors.Is(err, ErrNoChange) {
 		return nil
 	}
@@ -176,5 +183,8 @@ func (f *FSM) Restore(r io.Reader) error {
 	f.m = m
 	f.view.Store(NewView(m))
 	f.mu.Unlock()
+	if f.OnChange != nil {
+		f.OnChange()
+	}
 	return nil
 }

@@ -337,6 +337,15 @@ func (c *conn) waitBlocked() bool {
 			defer t.Stop()
 			timeout = t.C
 		}
+		// In Raft or cluster mode a change of what this node serves wakes the wait: a
+		// client whose keys are now served elsewhere gets the redirect (topology.go). While
+		// the answer is transient (an election, a slot being moved) it is asked again every
+		// recheckEvery, since no further notification may come.
+		var topo <-chan struct{}
+		var recheck <-chan time.Time
+		if s.table.Gate != nil {
+			topo = s.topo.watch()
+		}
 		gone, served := false, false
 		readDone := make(chan error, 1)
 		reading := true
@@ -374,6 +383,28 @@ func (c *conn) waitBlocked() bool {
 					served = true
 				}
 				break wait
+			case <-topo:
+				topo = s.topo.watch()
+				recheck = time.After(0)
+			case <-recheck:
+				recheck = nil
+				msg, transient := c.blockedGate(args)
+				switch {
+				case msg == "":
+				case transient:
+					recheck = time.After(recheckEvery)
+				case !s.store.Waiters.Remove(w):
+					<-w.Ready // served just now
+					served = true
+					break wait
+				default:
+					// Nothing was written for this command, and the replies before it went
+					// out before it blocked: the redirect waits for no commit (a lost
+					// leadership would otherwise turn it into TRYAGAIN).
+					c.Gated = false
+					c.ctx.BlockedError(msg)
+					break wait
+				}
 			case withError := <-unblock: // CLIENT UNBLOCK
 				switch {
 				case !s.store.Waiters.Remove(w):

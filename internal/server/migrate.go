@@ -892,7 +892,7 @@ func (sh *shardState) importing(mig uint64, keep bool) (cluster.Range, uint64, e
 		if addr := r.leaderClientAddr(); addr != "" {
 			return cluster.Range{}, 0, errors.New("MOVED " + strconv.Itoa(mg.Slots.Start) + " " + addr)
 		}
-		return cluster.Range{}, 0, errors.New("CLUSTERDOWN No leader for this shard")
+		return cluster.Range{}, 0, errors.New(errNoLeader)
 	}
 	if keep {
 		return mg.Slots, 0, nil // the second stream of a pre-copied move: what changed meanwhile

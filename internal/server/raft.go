@@ -387,6 +387,7 @@ func (r *replState) stepDown(why string, force bool) {
 	if wasServing {
 		r.s.log.Warn("Stopped serving as Raft leader", "reason", why)
 		r.lose()
+		r.s.topo.changed() // blocked clients follow the leader (topology.go)
 	}
 	if dirty {
 		go r.reset()
@@ -509,7 +510,7 @@ func (r *replState) gate(c *command.Ctx, cmd *command.Command) string {
 	}
 	addr := r.leaderClientAddr()
 	if addr == "" {
-		return "CLUSTERDOWN No leader for this shard"
+		return errNoLeader
 	}
 	return "MOVED " + strconv.Itoa(commandSlot(c, cmd)) + " " + addr
 }

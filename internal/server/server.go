@@ -51,6 +51,8 @@ type Server struct {
 
 	listeners []net.Listener
 	addrs     []net.Addr
+	// topo wakes blocked clients when this node may have stopped serving their keys.
+	topo topology
 	// tls is the tls-port side: its listeners and the live configuration (tls.go).
 	tls tlsState
 

@@ -71,6 +71,7 @@ func (s *Server) newShards() error {
 	bind := net.JoinHostPort(s.cfg.Get("raft-announce-ip"), strconv.FormatInt(port, 10))
 	s.shards = &shardState{s: s, shard: shard, fsm: cluster.NewFSM(), bind: bind,
 		voters: int(s.cfg.GetInt("cluster-meta-voters")), stop: make(chan struct{})}
+	s.shards.fsm.OnChange = s.topo.changed // blocked clients follow their slots (topology.go)
 	s.table.ScriptGate = s.shards.scriptGate
 	s.table.OneSlotTx = true
 	return nil
