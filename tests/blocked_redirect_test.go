@@ -11,10 +11,11 @@ import (
 	"github.com/hotkv/hotkv/internal/replication"
 )
 
-// TestBlockedClientRedirectedOnLeadershipLoss: a client blocked in BLPOP on the leader gets
-// -MOVED to the new leader when leadership moves (Redis Cluster's
-// clusterRedirectBlockedClientIfNeeded), instead of waiting for pushes that now go elsewhere.
-// A blocked client whose node still serves keeps waiting.
+// TestBlockedClientRedirectedOnLeadershipLoss: a client blocked in BLPOP on the leader is
+// answered when leadership moves, as Redis Cluster's clusterRedirectBlockedClientIfNeeded
+// does: -MOVED to the new leader, or -CLUSTERDOWN while the old one knows none yet. It must
+// not keep waiting: pushes now go to the new leader, and the old one, applying them from the
+// log, must not hand their elements to its stale waiters.
 func TestBlockedClientRedirectedOnLeadershipLoss(t *testing.T) {
 	nodes := newGroup(t, 3)
 	leader := waitLeader(t, nodes)
@@ -56,10 +57,26 @@ func TestBlockedClientRedirectedOnLeadershipLoss(t *testing.T) {
 		if err != nil {
 			t.Fatalf("blocked BLPOP %s: no reply after the transfer: %v", key, err)
 		}
-		want := "-MOVED " + strconv.Itoa(replication.KeySlot([]byte(key))) + " " + nl.srv.Addr + "\r\n"
-		if got := string(buf[:n]); got != want {
-			t.Fatalf("blocked BLPOP %s got %q, want %q", key, got, want)
+		moved := "-MOVED " + strconv.Itoa(replication.KeySlot([]byte(key))) + " " + nl.srv.Addr + "\r\n"
+		if got := string(buf[:n]); got != moved && got != "-CLUSTERDOWN No leader for this shard\r\n" {
+			t.Fatalf("blocked BLPOP %s got %q, want %q or CLUSTERDOWN", key, got, moved)
 		}
+	}
+	if !strings.Contains(leader.c.Info(ctx, "clients").Val(), "blocked_clients:0") {
+		t.Fatalf("the old leader still has blocked clients: %s", leader.c.Info(ctx, "clients").Val())
+	}
+	// A push on the new leader stays there for its own clients, on every node.
+	if err := nl.c.RPush(ctx, "q2", "kept").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, nl, nodes)
+	for _, n := range nodes {
+		if d := debugDigest(t, n); d != debugDigest(t, nl) {
+			t.Fatalf("%s's DEBUG DIGEST differs from the leader's", n.id)
+		}
+	}
+	if got := nl.c.LRange(ctx, "q2", 0, -1).Val(); len(got) != 1 || got[0] != "kept" {
+		t.Fatalf("q2 on the new leader: %v", got)
 	}
 
 	// On the new leader a blocked client is served as usual, and keeps waiting through a

@@ -39,9 +39,14 @@ func (t *topology) changed() {
 
 // blockedGate asks the command gate again about a blocked command (args), after a topology
 // change. It returns the gate's refusal ("" while this node still serves the command's keys)
-// and whether that answer is transient: no leader known yet, or the slot is being moved. A
-// transient answer changes without another notification (a follower learns the new leader
-// from Raft), so the caller asks again shortly.
+// and whether that answer is transient: the slot is being moved (-TRYAGAIN) and stays this
+// node's until the move's end, which notifies again, or the move fails and lifts the fence,
+// which does not: the caller asks again shortly.
+//
+// No leader known (-CLUSTERDOWN, an election) is not transient: a node that lost leadership
+// will apply the next leader's log, whose pushes must not serve its stale waiters (they
+// would pop elements the log pops for the new leader's clients), so they are answered at
+// once, as Redis Cluster answers -CLUSTERDOWN; cluster clients retry it.
 func (c *conn) blockedGate(args [][]byte) (msg string, transient bool) {
 	t := c.srv.table
 	if t.Gate == nil {
@@ -55,12 +60,10 @@ func (c *conn) blockedGate(args [][]byte) (msg string, transient bool) {
 	c.ctx.Args = args
 	msg = t.Gate(&c.ctx, cmd)
 	c.ctx.Args = saved
-	transient = strings.HasPrefix(msg, "TRYAGAIN ") || msg == errNoLeader
-	return msg, transient
+	return msg, strings.HasPrefix(msg, "TRYAGAIN ")
 }
 
-// recheckEvery is how often a blocked client asks the gate again while its answer is
-// transient: short next to an election (hundreds of ms), long next to the gate's cost.
+// recheckEvery is how often a blocked client asks the gate again while its slot is fenced.
 const recheckEvery = 100 * time.Millisecond
 
 // errNoLeader is the gate's answer while this node knows no leader for its shard (an
