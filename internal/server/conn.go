@@ -208,6 +208,11 @@ func (c *conn) runBatch() bool {
 	s := c.srv
 	now := s.clock.NowMs()
 	c.ctx.BeginBatch()
+	if s.repl != nil && c.w.Len() == 0 && !c.Gated {
+		// The batch's replies begin now: a leadership lost while this connection was idle
+		// does not concern them (holdForCommit would turn them into TRYAGAIN).
+		c.replGen = s.repl.lossGen.Load()
+	}
 	n := 0
 	for {
 		// Until it authenticates, a client may only send small requests (Redis's limits).
@@ -450,6 +455,10 @@ func (c *conn) waitBlocked() bool {
 		}
 		if served {
 			c.w.Raw(bp.Reply())
+			// What served it (a push, by another client) journaled the pop: in Raft mode
+			// the reply waits for that commit, as the pusher's does, or becomes TRYAGAIN if
+			// leadership is lost first.
+			c.Gated = true
 		}
 		if gone {
 			c.flush()

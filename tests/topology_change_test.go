@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/hotkv/hotkv/internal/replication"
 )
 
@@ -149,4 +151,27 @@ func TestBlockedClientRedirectedOnSlotMove(t *testing.T) {
 	if want := "*2\r\n$11\r\n" + staying + "\r\n$1\r\nx\r\n"; err != nil || string(buf[:n]) != want {
 		t.Fatalf("BLPOP on a slot that stayed: %q %v, want %q", buf[:n], err, want)
 	}
+}
+
+// TestIdleConnectionAcrossReelection: a connection idle while its node lost and regained
+// leadership gets its next write acknowledged, not a spurious TRYAGAIN (the loss concerned
+// no reply of it).
+func TestIdleConnectionAcrossReelection(t *testing.T) {
+	nodes := newGroup(t, 3)
+	first := waitLeader(t, nodes)
+	ctx := context.Background()
+	idle := first.srv.Dial(t)
+	require.Equal(t, "+OK\r\n", idle.Do("SET", "before", "1"))
+	var other *raftNode
+	for _, n := range nodes {
+		if n != first {
+			other = n
+			break
+		}
+	}
+	require.NoError(t, first.c.Do(ctx, "RAFT", "TRANSFER", other.id).Err())
+	waitUntil(t, "the other node to lead", 20*time.Second, func() bool { return waitLeader(t, nodes) == other })
+	require.NoError(t, other.c.Do(ctx, "RAFT", "TRANSFER", first.id).Err())
+	waitUntil(t, "the first node to lead again", 20*time.Second, func() bool { return waitLeader(t, nodes) == first })
+	require.Equal(t, "+OK\r\n", idle.Do("SET", "after", "1"))
 }
