@@ -247,13 +247,7 @@ func TestClusterFacadeReplies(t *testing.T) {
 	waitTopology(t, newLeader, nodes, len(nodes))
 
 	// A removed member leaves the topology.
-	var gone *raftNode
-	for _, n := range nodes {
-		if n != newLeader {
-			gone = n
-			break
-		}
-	}
+	gone := otherThan(nodes, newLeader)
 	if err := newLeader.c.Do(ctx, "RAFT", "REMOVE", gone.id).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -281,13 +275,7 @@ func TestClusterFollowerReads(t *testing.T) {
 	nodes := newGroup(t, 3)
 	leader := waitLeader(t, nodes)
 	ctx := context.Background()
-	var f *raftNode
-	for _, n := range nodes {
-		if n != leader {
-			f = n
-			break
-		}
-	}
+	f := otherThan(nodes, leader)
 	if err := leader.c.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -455,13 +443,7 @@ func TestClusterExecAfterLeadershipLoss(t *testing.T) {
 	nodes := newGroup(t, 3)
 	leader := waitLeader(t, nodes)
 	ctx := context.Background()
-	var next *raftNode
-	for _, n := range nodes {
-		if n != leader {
-			next = n
-			break
-		}
-	}
+	next := otherThan(nodes, leader)
 	r := leader.srv.Dial(t)
 	slot := strings.TrimSuffix(strings.TrimPrefix(r.Do("CLUSTER", "KEYSLOT", "txk"), ":"), "\r\n")
 	for _, c := range [][2]string{{"MULTI", "+OK\r\n"}, {"SET txk v", "+QUEUED\r\n"}, {"INCR txn", "+QUEUED\r\n"}} {

@@ -275,13 +275,7 @@ func TestRateLimitConcurrencyReplication(t *testing.T) {
 	}
 	require.Equal(t, int64(1), c.Do(bg, "RATELIMIT.RELEASE", "cc", "u", ids[1]).Val())
 	waitApplied(t, leader, nodes)
-	var follower *raftNode
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-			break
-		}
-	}
+	follower := otherThan(nodes, leader)
 	require.NoError(t, leader.c.Do(bg, "RAFT", "TRANSFER", follower.id).Err())
 	require.Equal(t, follower, waitLeader(t, nodes))
 	c = follower.c

@@ -142,6 +142,16 @@ func waitLeader(t *testing.T, nodes []*raftNode) *raftNode {
 	return leader
 }
 
+// otherThan returns the first of nodes that is not n: the target of a transfer, a node to stop.
+func otherThan(nodes []*raftNode, n *raftNode) *raftNode {
+	for _, o := range nodes {
+		if o != n {
+			return o
+		}
+	}
+	return nil
+}
+
 // waitApplied waits until every node has applied what the leader has committed.
 func waitApplied(t *testing.T, leader *raftNode, nodes []*raftNode) {
 	t.Helper()
@@ -269,13 +279,7 @@ func TestReplicationThreeNodes(t *testing.T) {
 	waitApplied(t, leader, nodes)
 
 	// A follower redirects writes (and keyspace reads) to the leader.
-	var follower *raftNode
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-			break
-		}
-	}
+	follower := otherThan(nodes, leader)
 	err = follower.c.Set(ctx, "foo", "bar", 0).Err()
 	if err == nil || err.Error() != "MOVED 12182 "+leader.srv.Addr {
 		t.Fatalf("SET on a follower: %v, want MOVED 12182 %s", err, leader.srv.Addr)
@@ -457,13 +461,7 @@ func TestReplicationSnapshotRestart(t *testing.T) {
 	}
 	waitApplied(t, leader, nodes)
 	want := dumpAll(t, leader)
-	var f *raftNode
-	for _, n := range nodes {
-		if n != leader {
-			f = n
-			break
-		}
-	}
+	f := otherThan(nodes, leader)
 	waitUntil(t, "a follower snapshot", 20*time.Second, func() bool {
 		snaps, _ := filepath.Glob(filepath.Join(f.dir, "raft", "snapshots", "*", "state.bin"))
 		return len(snaps) > 0

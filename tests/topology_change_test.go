@@ -40,13 +40,7 @@ func TestBlockedClientRedirectedOnLeadershipLoss(t *testing.T) {
 		return strings.Contains(leader.c.Info(ctx, "clients").Val(), "blocked_clients:2")
 	})
 
-	var next *raftNode
-	for _, n := range nodes {
-		if n != leader {
-			next = n
-			break
-		}
-	}
+	next := otherThan(nodes, leader)
 	if err := leader.c.Do(ctx, "RAFT", "TRANSFER", next.id).Err(); err != nil {
 		t.Fatalf("RAFT TRANSFER: %v", err)
 	}
@@ -162,13 +156,7 @@ func TestIdleConnectionAcrossReelection(t *testing.T) {
 	ctx := context.Background()
 	idle := first.srv.Dial(t)
 	require.Equal(t, "+OK\r\n", idle.Do("SET", "before", "1"))
-	var other *raftNode
-	for _, n := range nodes {
-		if n != first {
-			other = n
-			break
-		}
-	}
+	other := otherThan(nodes, first)
 	require.NoError(t, first.c.Do(ctx, "RAFT", "TRANSFER", other.id).Err())
 	waitUntil(t, "the other node to lead", 20*time.Second, func() bool { return waitLeader(t, nodes) == other })
 	require.NoError(t, other.c.Do(ctx, "RAFT", "TRANSFER", first.id).Err())
