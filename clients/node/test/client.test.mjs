@@ -1,16 +1,14 @@
 // The client beyond the vectors: URLs and option pass-through, lazy and explicit connect,
 // server errors surfacing with their exact text, MULTI/pipelines with typed replies, the
 // node-redis module on a client of your own, HotKV.wrap, result flags, rates and int64.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient, createClientPool, ErrorReply, TimeoutError } from 'redis';
 import { HotKV, HotKVError, hotkvModule, toRedisUrl, formatRate, REPLY_TYPE_MAPPING } from '@hotkv/client';
-import { startServer, freePort } from './helpers/server.mjs';
+import { useServer, freePort } from './helpers/server.mjs';
 
 const T0 = 1700000000000;
-let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.stop(); });
+const server = useServer();
 
 async function fresh(c) {
   await c.connect();

@@ -8,18 +8,16 @@
 // Each block starts from an empty server with the clock set by DEBUG CLOCK SET, so lease ids
 // are deterministic: id(t) = (t0 + t) * 1000000. Limiter names carry the {v} hash tag so that
 // the cluster runner finds them on one node.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import express from 'express';
 import Fastify from 'fastify';
 import request from 'supertest';
-import { createClient } from 'redis';
-import { HotKV, HotKVCluster, HotKVError, keySlot, gcra, limiter, hotkvExpress, hotkvFastify } from '@hotkv/client';
-import { startServer } from './helpers/server.mjs';
-import { startFakeCluster } from './helpers/fakecluster.mjs';
+import { HotKV, HotKVError, gcra, limiter, hotkvExpress, hotkvFastify } from '@hotkv/client';
+import { useServer } from './helpers/server.mjs';
+import { T0, atT0, RATELIMIT_OPS, runBlocks, vectorTests, withClusterStandIn } from './helpers/runner.mjs';
 
-const T0 = 1700000000000n;
-const id = (t) => (T0 + BigInt(t)) * 1000000n;
+const id = (t) => (BigInt(T0) + BigInt(t)) * 1000000n;
 const E_SYNTAX = 'ERR syntax error';
 const E_BIG = 'ERR invalid limit: must be at most 100000 for ALGO concurrency';
 const E_LEASE = 'ERR invalid lease: must be a positive integer';
@@ -137,122 +135,38 @@ const BLOCKS = [
   ]],
 ];
 
-// Expected values in the client's types: integers as number or bigint; lease ids as a decimal
-// string (number mode) or a bigint; rates stay numbers.
-function inMode(v, mode) {
-  if (typeof v === 'number') return mode === 'bigint' ? BigInt(v) : v;
-  if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k,
-      /PerSec$/.test(k) ? x : k === 'leaseId' ? (mode === 'bigint' ? BigInt(x) : String(x)) : inMode(x, mode)]));
-  }
-  return v;
-}
+const server = useServer();
 
-// A typed call, directly or (viaPipeline) through the node-redis module in a pipeline, which
-// reads integers exactly (exec() of a MULTI does not: see the test below).
-function caller(c, viaPipeline) {
-  if (!viaPipeline) return (name, ...args) => c[name](...args);
-  return async (name, ...args) => {
-    const [res] = await c.multi().hotkv[name](...args).execAsPipeline();
-    if (res instanceof Error) throw res;
-    return res;
-  };
-}
+// The node-redis module runs the vectors in a pipeline: a lease id read by exec() of a MULTI is
+// inexact (see the test below).
+vectorTests({
+  server,
+  via: 'pipeline',
+  name: (RESP, mode, via) => (via
+    ? `concurrency vectors through the node-redis module in a pipeline, RESP${RESP}`
+    : `concurrency vectors C1-C8, RESP${RESP}, int64 ${mode}`),
+}, (c, mode, via, t) => runBlocks(t, BLOCKS, { client: c, mode, via, ops: RATELIMIT_OPS }));
 
-/** admin(argv) runs FLUSHALL, DEBUG and raw commands on the node holding the limiters. */
-async function runBlock(c, admin, mode, [name, steps], viaPipeline = false) {
-  const call = caller(c, viaPipeline);
-  const run = (s) => {
-    switch (s[0]) {
-      case 'create': return call('rateLimitCreate', s[1], s[2], s[3], s[4]);
-      case 'update': return call('rateLimitUpdate', s[1], s[2]);
-      case 'check': return call('rateLimitCheck', s[1], s[2], s[3]);
-      case 'peek': return call('rateLimitPeek', s[1], s[2]);
-      case 'release': return call('rateLimitRelease', s[1], s[2], s[3]);
-      case 'reset': return call('rateLimitReset', s[1], s[2]);
-      case 'stats': return call('rateLimitStats', s[1]);
-      default: {
-        const method = { create: 'rateLimitCreate', update: 'rateLimitUpdate', release: 'rateLimitRelease' }[s[1]];
-        return method ? call(method, ...s[2]) : admin(s[2]);
-      }
-    }
-  };
-  for (const [i, s] of steps.entries()) {
-    const where = `${name} step ${i} ${JSON.stringify(s, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)).slice(0, 140)}`;
-    if (s[0] === 'flush') { await admin(['FLUSHALL']); continue; }
-    if (s[0] === 'at') { await admin(['DEBUG', 'CLOCK', 'SET', String(T0 + BigInt(s[1]))]); continue; }
-    if (s[0] === 'err') {
-      await assert.rejects(run(s), (err) => { assert.equal(err.message, s[3], where); return true; }, where);
-      continue;
-    }
-    const got = await run(s);
-    if (s[0] === 'create' || s[0] === 'update') assert.equal(got, 'OK', where);
-    else if (s[0] === 'release') assert.equal(got, s.at(-1), where);
-    else if (s[0] === 'stats') {
-      const want = inMode(s[2], mode);
-      assert.deepStrictEqual(Object.fromEntries(Object.keys(want).map((k) => [k, got[k]])), want, where);
-    } else assert.deepStrictEqual(got, inMode(s.at(-1), mode), where);
-  }
-}
-
-let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.stop(); });
-
-for (const RESP of [2, 3]) {
-  for (const mode of ['number', 'bigint']) {
-    test(`concurrency vectors C1-C8, RESP${RESP}, int64 ${mode}`, async (t) => {
-      const c = new HotKV({ url: server.url, RESP, int64: mode });
-      await c.connect();
-      try {
-        for (const b of BLOCKS) await t.test(b[0], () => runBlock(c, (a) => c.redis.sendCommand(a), mode, b));
-      } finally {
-        await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-        await c.close();
-      }
-    });
-  }
-  test(`concurrency vectors through the node-redis module in a pipeline, RESP${RESP}`, async (t) => {
-    const c = new HotKV({ url: server.url, RESP, int64: 'bigint' });
-    await c.connect();
-    try {
-      for (const b of BLOCKS) await t.test(b[0], () => runBlock(c, (a) => c.redis.sendCommand(a), 'bigint', b, true));
-    } finally {
-      await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-      await c.close();
-    }
-  });
-}
-
-test('lease ids are never rounded: exec() refuses them, unsafe numbers are not sent', async () => {
-  const c = new HotKV({ url: server.url });
-  await c.connect();
-  try {
-    await c.redis.sendCommand(['FLUSHALL']);
-    await c.redis.sendCommand(['DEBUG', 'CLOCK', 'SET', String(T0)]);
-    await c.rateLimitCreate('c', 3, 1000, CONC);
-    const first = await c.rateLimitCheck('c', 'u');
-    assert.equal(first.leaseId, String(id(0)));
-    assert.equal(typeof first.leaseId, 'string');
-    // JSON-safe in number mode: the id is text.
-    assert.equal(JSON.parse(JSON.stringify(first)).leaseId, '1700000000000000000');
-    // node-redis 6.3.1 decodes EXEC's reply without the type mapping: the sixth field arrives
-    // as an inexact number, which is refused rather than rounded.
-    await assert.rejects(c.multi().hotkv.rateLimitCheck('c', 'u').exec(), HotKVError);
-    // A number beyond 2^53 has lost digits already: refused before sending.
-    await assert.rejects(c.rateLimitRelease('c', 'u', 1700000000000000001), HotKVError);
-    assert.equal((await c.rateLimitPeek('c', 'u')).current, 2);
-    // The exact forms release.
-    assert.equal(await c.rateLimitRelease('c', 'u', first.leaseId), true);
-    assert.equal(await c.rateLimitRelease('c', 'u', id(0) + 1n), true);
-    assert.equal((await c.rateLimitPeek('c', 'u')).current, 0);
-    // A released lease's id is gone.
-    assert.equal(await c.rateLimitRelease('c', 'u', first.leaseId), false);
-  } finally {
-    await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-    await c.close();
-  }
-});
+test('lease ids are never rounded: exec() refuses them, unsafe numbers are not sent', () => atT0(server, {}, async (c) => {
+  await c.rateLimitCreate('c', 3, 1000, CONC);
+  const first = await c.rateLimitCheck('c', 'u');
+  assert.equal(first.leaseId, String(id(0)));
+  assert.equal(typeof first.leaseId, 'string');
+  // JSON-safe in number mode: the id is text.
+  assert.equal(JSON.parse(JSON.stringify(first)).leaseId, '1700000000000000000');
+  // node-redis 6.3.1 decodes EXEC's reply without the type mapping: the sixth field arrives
+  // as an inexact number, which is refused rather than rounded.
+  await assert.rejects(c.multi().hotkv.rateLimitCheck('c', 'u').exec(), HotKVError);
+  // A number beyond 2^53 has lost digits already: refused before sending.
+  await assert.rejects(c.rateLimitRelease('c', 'u', 1700000000000000001), HotKVError);
+  assert.equal((await c.rateLimitPeek('c', 'u')).current, 2);
+  // The exact forms release.
+  assert.equal(await c.rateLimitRelease('c', 'u', first.leaseId), true);
+  assert.equal(await c.rateLimitRelease('c', 'u', id(0) + 1n), true);
+  assert.equal((await c.rateLimitPeek('c', 'u')).current, 0);
+  // A released lease's id is gone.
+  assert.equal(await c.rateLimitRelease('c', 'u', first.leaseId), false);
+}));
 
 test('parsing: five or six fields', async () => {
   const { parseRateLimit } = await import('../dist/esm/results.js');
@@ -265,28 +179,9 @@ test('parsing: five or six fields', async () => {
   assert.throws(() => parseRateLimit([1, 2, 0, 3, 0, 1700000000000000001], 'bigint'), HotKVError);
 });
 
-test('HotKVCluster: the vectors on the node of the {v} slot', async (t) => {
-  const fc = await startFakeCluster();
-  const direct = [];
-  const cluster = new HotKVCluster({ rootNodes: [{ url: `hotkv://127.0.0.1:${fc.nodes[0].port}` }], int64: 'bigint' });
-  try {
-    for (const n of fc.nodes) {
-      const d = createClient({ socket: { port: n.server.port, host: '127.0.0.1' } });
-      d.on('error', () => {});
-      await d.connect();
-      direct.push(d);
-    }
-    const owner = direct[fc.nodes.indexOf(fc.ownerOf(keySlot('{v}')))];
-    for (const b of BLOCKS) await t.test(b[0], () => runBlock(cluster, (a) => owner.sendCommand(a), 'bigint', b));
-  } finally {
-    for (const d of direct) {
-      await d.sendCommand(['DEBUG', 'CLOCK', 'RESET']).catch(() => {});
-      await d.close();
-    }
-    await cluster.close();
-    await fc.stop();
-  }
-});
+test('HotKVCluster: the vectors on the node of the {v} slot', (t) => withClusterStandIn({ int64: 'bigint' }, async ({ cluster, owner }) => {
+  await runBlocks(t, BLOCKS, { client: cluster, admin: (a) => owner.sendCommand(a), mode: 'bigint', ops: RATELIMIT_OPS });
+}));
 
 for (const mode of ['number', 'bigint']) {
   test(`20 workers on a limit of 3 never have more than 3 in flight (int64 ${mode})`, async () => {
@@ -392,67 +287,58 @@ const frameworks = {
 };
 
 for (const [fw, make] of Object.entries(frameworks)) {
-  test(`${fw}: a concurrency limiter's lease is released when the request is done`, async () => {
-    const c = new HotKV({ url: server.url, int64: fw === 'fastify' ? 'bigint' : 'number' });
-    await c.connect();
+  test(`${fw}: a concurrency limiter's lease is released when the request is done`, () => atT0(server, { int64: fw === 'fastify' ? 'bigint' : 'number' }, async (c) => {
     const current = async () => Number((await c.rateLimitPeek('inflight', 'k')).current);
+    await c.rateLimitCreate('inflight', 1, 60000, CONC);
+    let g = gate();
+    let fail = false;
+    const errors = [];
+    const app = await make({ client: c, key: () => 'k', limits: [limiter('inflight')], onError: (e) => errors.push(e) }, async () => {
+      if (fail) {
+        assert.equal(await current(), 1); // held while the handler runs
+        throw new Error('handler failed');
+      }
+      g.enter();
+      await g.opened;
+    });
     try {
-      await c.redis.sendCommand(['FLUSHALL']);
-      await c.redis.sendCommand(['DEBUG', 'CLOCK', 'SET', String(T0)]);
-      await c.rateLimitCreate('inflight', 1, 60000, CONC);
-      let g = gate();
-      let fail = false;
-      const errors = [];
-      const app = await make({ client: c, key: () => 'k', limits: [limiter('inflight')], onError: (e) => errors.push(e) }, async () => {
-        if (fail) {
-          assert.equal(await current(), 1); // held while the handler runs
-          throw new Error('handler failed');
-        }
-        g.enter();
-        await g.opened;
-      });
-      try {
-        const slow = app.get();
-        await g.entered;
-        assert.equal(await current(), 1);
-        const refused = await app.get();
-        assert.equal(refused.status, 429);
-        assert.equal(refused.headers['ratelimit'], '"inflight";r=0;t=60');
-        assert.equal(refused.headers['retry-after'], '60');
-        g.open();
-        const done = await slow;
-        assert.equal(done.status, 200);
-        assert.equal(done.headers['ratelimit'], '"inflight";r=0');
-        await eventually(async () => (await current()) === 0, 'the lease to be released');
+      const slow = app.get();
+      await g.entered;
+      assert.equal(await current(), 1);
+      const refused = await app.get();
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers['ratelimit'], '"inflight";r=0;t=60');
+      assert.equal(refused.headers['retry-after'], '60');
+      g.open();
+      const done = await slow;
+      assert.equal(done.status, 200);
+      assert.equal(done.headers['ratelimit'], '"inflight";r=0');
+      await eventually(async () => (await current()) === 0, 'the lease to be released');
 
-        // A handler that fails: the error response ends the request and frees the slot.
-        fail = true;
-        assert.equal((await app.get()).status, 500);
-        await eventually(async () => (await current()) === 0, 'the failed request\'s lease to be released');
-        fail = false;
-        g = gate();
-        g.open();
-        assert.equal((await app.get()).status, 200);
-        await eventually(async () => (await current()) === 0, 'the lease to be released');
-        assert.deepStrictEqual(errors, []);
-      } finally {
-        await app.close();
-      }
-
-      // A GCRA limit that refuses: the concurrency limiter keeps nothing.
-      const both = await make({ client: c, key: () => 'k', limits: [gcra('burst', 60000, 1), limiter('inflight')] }, async () => {});
-      try {
-        assert.equal((await both.get()).status, 200);
-        assert.equal((await both.get()).status, 429);
-        await eventually(async () => (await current()) === 0, 'no lease left');
-      } finally {
-        await both.close();
-      }
-      const st = await c.rateLimitStats('inflight');
-      assert.deepStrictEqual([Number(st.totalAllowed), Number(st.totalDenied)], [4, 1]);
+      // A handler that fails: the error response ends the request and frees the slot.
+      fail = true;
+      assert.equal((await app.get()).status, 500);
+      await eventually(async () => (await current()) === 0, 'the failed request\'s lease to be released');
+      fail = false;
+      g = gate();
+      g.open();
+      assert.equal((await app.get()).status, 200);
+      await eventually(async () => (await current()) === 0, 'the lease to be released');
+      assert.deepStrictEqual(errors, []);
     } finally {
-      await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-      await c.close();
+      await app.close();
     }
-  });
+
+    // A GCRA limit that refuses: the concurrency limiter keeps nothing.
+    const both = await make({ client: c, key: () => 'k', limits: [gcra('burst', 60000, 1), limiter('inflight')] }, async () => {});
+    try {
+      assert.equal((await both.get()).status, 200);
+      assert.equal((await both.get()).status, 429);
+      await eventually(async () => (await current()) === 0, 'no lease left');
+    } finally {
+      await both.close();
+    }
+    const st = await c.rateLimitStats('inflight');
+    assert.deepStrictEqual([Number(st.totalAllowed), Number(st.totalDenied)], [4, 1]);
+  }));
 }

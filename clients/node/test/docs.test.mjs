@@ -10,7 +10,7 @@
 // "@hotkv/client"` resolves through package.json "exports" (the ESM build), as for a user.
 // The snippet never closes its client (it is a fragment of an application), so the harness
 // exits the child process once the module has finished evaluating.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { HotKV } from '@hotkv/client';
-import { startServer, repoRoot } from './helpers/server.mjs';
+import { useServer, repoRoot } from './helpers/server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const T0 = 1700000000000;
@@ -40,9 +40,7 @@ export function nodeSnippets(text) {
 }
 
 const guide = guidePath();
-let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.stop(); });
+const server = useServer();
 
 async function runSnippets(code) {
   const dir = path.join(here, '.tmp');

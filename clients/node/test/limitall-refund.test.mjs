@@ -6,14 +6,12 @@
 // The vectors are written here as data. Keys carry one hash tag so that a cluster client may
 // send a LIMITALL's keys together: the spec's u, o, a, b, k become {v}u, {v}o, ... Each block
 // starts from an empty database; the clock is set with DEBUG CLOCK SET, as the spec says.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient } from 'redis';
-import { HotKV, HotKVCluster, HotKVError, keySlot } from '@hotkv/client';
-import { startServer } from './helpers/server.mjs';
-import { startFakeCluster } from './helpers/fakecluster.mjs';
+import { HotKVError } from '@hotkv/client';
+import { useServer } from './helpers/server.mjs';
+import { T0, atT0, runBlocks, vectorTests, withClusterStandIn } from './helpers/runner.mjs';
 
-const T0 = 1700000000000;
 const MAX = 9223372036854775807n;
 const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
 const E_NUMLIMITS = 'ERR invalid numlimits: must be an integer from 1 to 256';
@@ -133,138 +131,42 @@ const BLOCKS = [
   ]],
 ];
 
-// Expected values in the client's integer type.
-function inMode(v, mode) {
-  if (typeof v === 'number') return mode === 'bigint' ? BigInt(v) : v;
-  if (Array.isArray(v)) return v.map((x) => inMode(x, mode));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inMode(x, mode)]));
-  return v;
-}
+// The steps' typed methods (['raw', ...] and ['err', 'raw', ...] go to the node directly).
+const OPS = { all: 'gcraLimitAll', limit: 'gcraLimit', refund: 'gcraRefund' };
 
-// A typed call, directly or as the only command of a MULTI through the node-redis module.
-function caller(c, viaMulti) {
-  if (!viaMulti) return (name, ...args) => c[name](...args);
-  return async (name, ...args) => {
-    try {
-      const [r] = await c.multi().hotkv[name](...args).exec();
-      return r;
-    } catch (e) {
-      if (e?.replies && e.errorIndexes?.length === 1) throw e.replies[e.errorIndexes[0]];
-      throw e;
-    }
-  };
-}
+const server = useServer();
 
-/** admin(argv) runs FLUSHALL, DEBUG and raw commands where the keys live. */
-async function runBlock(c, admin, mode, [name, steps], viaMulti = false) {
-  const call = caller(c, viaMulti);
-  const run = (s) => {
-    const [op] = s;
-    if (op === 'all') return call('gcraLimitAll', s[1], s[2]);
-    if (op === 'limit') return call('gcraLimit', s[1], s[2], s[3], s[4]);
-    if (op === 'refund') return call('gcraRefund', s[1], s[2], s[3], s[4]);
-    if (op === 'raw') return admin(s[1]);
-    if (s[1] === 'all') return call('gcraLimitAll', ...s[2]);
-    if (s[1] === 'refund') return call('gcraRefund', ...s[2]);
-    return admin(s[2]);
-  };
-  for (const [i, s] of steps.entries()) {
-    const where = `${name} step ${i} ${JSON.stringify(s.slice(0, 3), (_k, v) => (typeof v === 'bigint' ? String(v) : v)).slice(0, 120)}`;
-    if (s[0] === 'flush') { await admin(['FLUSHALL']); continue; }
-    if (s[0] === 'at') { await admin(['DEBUG', 'CLOCK', 'SET', String(T0 + s[1])]); continue; }
-    if (s[0] === 'err') {
-      await assert.rejects(run(s), (err) => { assert.equal(err.message, s[3], where); return true; }, where);
-      continue;
-    }
-    const got = await run(s);
-    assert.deepStrictEqual(got, s[0] === 'raw' ? s.at(-1) : inMode(s.at(-1), mode), where);
-  }
-}
+vectorTests({
+  server,
+  name: (RESP, mode, via) => (via
+    ? `GCRA.LIMITALL and GCRA.REFUND vectors through MULTI (the node-redis module), RESP${RESP}`
+    : `GCRA.LIMITALL and GCRA.REFUND vectors, RESP${RESP}, int64 ${mode}`),
+}, (c, mode, via, t) => runBlocks(t, BLOCKS, { client: c, mode, via, ops: OPS }));
 
-let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.stop(); });
+test('gcraLimitAll and gcraRefund in one pipeline', () => atT0(server, {}, async (c) => {
+  const out = await c.multi()
+    .hotkv.gcraLimitAll([U, O]).hotkv.gcraLimitAll([U, O]).hotkv.gcraLimitAll([U, O])
+    .hotkv.gcraLimit('{v}r', 60000, 10, 3).hotkv.gcraRefund('{v}r', 60000, 10)
+    .execAsPipeline();
+  assert.deepStrictEqual(out, [
+    la(0, -1, [0, 10, 9, -1, 6000], [0, 2, 1, -1, 500]),
+    la(0, -1, [0, 10, 8, -1, 12000], [0, 2, 0, -1, 1000]),
+    la(1, 500, [0, 10, 7, -1, 18000], [1, 2, 0, 500, 1000]),
+    g(0, 10, 7, -1, 18000),
+    g(0, 10, 8, -1, 12000),
+  ]);
+}));
 
-for (const RESP of [2, 3]) {
-  for (const mode of ['number', 'bigint']) {
-    test(`GCRA.LIMITALL and GCRA.REFUND vectors, RESP${RESP}, int64 ${mode}`, async (t) => {
-      const c = new HotKV({ url: server.url, RESP, int64: mode });
-      await c.connect();
-      try {
-        for (const b of BLOCKS) await t.test(b[0], () => runBlock(c, (a) => c.redis.sendCommand(a), mode, b));
-      } finally {
-        await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-        await c.close();
-      }
-    });
-  }
-  test(`GCRA.LIMITALL and GCRA.REFUND vectors through MULTI (the node-redis module), RESP${RESP}`, async (t) => {
-    const c = new HotKV({ url: server.url, RESP, int64: 'bigint' });
-    await c.connect();
-    try {
-      for (const b of BLOCKS) await t.test(b[0], () => runBlock(c, (a) => c.redis.sendCommand(a), 'bigint', b, true));
-    } finally {
-      await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-      await c.close();
-    }
-  });
-}
-
-test('gcraLimitAll and gcraRefund in one pipeline', async () => {
-  const c = new HotKV({ url: server.url });
-  await c.connect();
-  try {
-    await c.redis.sendCommand(['FLUSHALL']);
-    await c.redis.sendCommand(['DEBUG', 'CLOCK', 'SET', String(T0)]);
-    const out = await c.multi()
-      .hotkv.gcraLimitAll([U, O]).hotkv.gcraLimitAll([U, O]).hotkv.gcraLimitAll([U, O])
-      .hotkv.gcraLimit('{v}r', 60000, 10, 3).hotkv.gcraRefund('{v}r', 60000, 10)
-      .execAsPipeline();
-    assert.deepStrictEqual(out, [
-      la(0, -1, [0, 10, 9, -1, 6000], [0, 2, 1, -1, 500]),
-      la(0, -1, [0, 10, 8, -1, 12000], [0, 2, 0, -1, 1000]),
-      la(1, 500, [0, 10, 7, -1, 18000], [1, 2, 0, 500, 1000]),
-      g(0, 10, 7, -1, 18000),
-      g(0, 10, 8, -1, 12000),
-    ]);
-  } finally {
-    await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-    await c.close();
-  }
-});
-
-test('HotKVCluster: the vectors on the node of the {v} slot; cross-slot LIMITALL refused client-side', async (t) => {
-  const fc = await startFakeCluster();
-  const direct = [];
-  const cluster = new HotKVCluster({ rootNodes: [{ url: `hotkv://127.0.0.1:${fc.nodes[0].port}` }] });
-  try {
-    for (const n of fc.nodes) {
-      const d = createClient({ socket: { port: n.server.port, host: '127.0.0.1' } });
-      d.on('error', () => {});
-      await d.connect();
-      direct.push(d);
-    }
-    const owner = direct[fc.nodes.indexOf(fc.ownerOf(keySlot('{v}')))];
-    const other = direct.find((d) => d !== owner);
-    // The typed calls go through the cluster client; FLUSHALL, DEBUG CLOCK and the raw steps
-    // straight to the node owning {v}'s slot.
-    for (const b of BLOCKS) await t.test(b[0], () => runBlock(cluster, (a) => owner.sendCommand(a), 'number', b));
-    // The keys were written on the owner of {v}'s slot only.
-    await owner.sendCommand(['DEBUG', 'CLOCK', 'SET', String(T0)]);
-    await cluster.gcraLimitAll([U, O]);
-    assert.equal(await owner.exists(['{v}u', '{v}o']), 2);
-    assert.equal(await other.exists(['{v}u', '{v}o']), 0);
-    // foo (slot 12182) and bar (5061) are on different nodes.
-    await assert.rejects(cluster.gcraLimitAll([spec('foo', 1000, 1), spec('bar', 1000, 1)]), (e) => e instanceof HotKVError && /CROSSSLOT/.test(e.message));
-  } finally {
-    for (const d of direct) {
-      await d.sendCommand(['DEBUG', 'CLOCK', 'RESET']).catch(() => {});
-      await d.close();
-    }
-    await cluster.close();
-    await fc.stop();
-  }
-});
+test('HotKVCluster: the vectors on the node of the {v} slot; cross-slot LIMITALL refused client-side', (t) => withClusterStandIn({}, async ({ cluster, owner, other }) => {
+  await runBlocks(t, BLOCKS, { client: cluster, admin: (a) => owner.sendCommand(a), mode: 'number', ops: OPS });
+  // The keys were written on the owner of {v}'s slot only.
+  await owner.sendCommand(['DEBUG', 'CLOCK', 'SET', String(T0)]);
+  await cluster.gcraLimitAll([U, O]);
+  assert.equal(await owner.exists(['{v}u', '{v}o']), 2);
+  assert.equal(await other.exists(['{v}u', '{v}o']), 0);
+  // foo (slot 12182) and bar (5061) are on different nodes.
+  await assert.rejects(cluster.gcraLimitAll([spec('foo', 1000, 1), spec('bar', 1000, 1)]), (e) => e instanceof HotKVError && /CROSSSLOT/.test(e.message));
+}));
 
 test('parsing: tooLarge and malformed replies', async () => {
   // An internal module (not exported by the package), from the build.

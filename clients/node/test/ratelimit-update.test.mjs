@@ -8,14 +8,11 @@
 // runner finds them all on one node: the docs' a, w, z, tb, ... become {v}a, {v}w, ... Each
 // block starts from an empty server (FLUSHALL drops limiters); the clock is set with DEBUG
 // CLOCK SET, as the docs' tables say.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient } from 'redis';
-import { HotKV, HotKVCluster, keySlot } from '@hotkv/client';
-import { startServer } from './helpers/server.mjs';
-import { startFakeCluster } from './helpers/fakecluster.mjs';
+import { useServer } from './helpers/server.mjs';
+import { RATELIMIT_OPS, runBlocks, vectorTests, withClusterStandIn } from './helpers/runner.mjs';
 
-const T0 = 1700000000000;
 const E_SYNTAX = 'ERR syntax error';
 const E_LIMIT = 'ERR invalid limit: must be a positive integer';
 const E_RATE = 'ERR invalid rate: must be a positive number';
@@ -163,94 +160,20 @@ const BLOCKS = [
   ]],
 ];
 
-// Expected values in the client's integer type (rates stay numbers).
-// Lease ids are decimal strings in number mode, bigints in bigint mode.
-function inMode(v, mode) {
-  if (typeof v === 'number') return mode === 'bigint' ? BigInt(v) : v;
-  if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k,
-      /PerSec$/.test(k) ? x : k === 'leaseId' ? (mode === 'bigint' ? BigInt(x) : String(x)) : inMode(x, mode)]));
-  }
-  return v;
+// Every stats result has both shadow fields, in the client's integer type.
+function checkStats(got, mode, where) {
+  assert.equal(typeof got.shadow, 'boolean', where);
+  assert.equal(typeof got.totalShadowDenied, mode === 'bigint' ? 'bigint' : 'number', where);
 }
 
-// A typed call, directly or as the only command of a MULTI through the node-redis module.
-function caller(c, viaMulti) {
-  if (!viaMulti) return (name, ...args) => c[name](...args);
-  return async (name, ...args) => {
-    try {
-      const [res] = await c.multi().hotkv[name](...args).exec();
-      return res;
-    } catch (e) {
-      if (e?.replies && e.errorIndexes?.length === 1) throw e.replies[e.errorIndexes[0]];
-      throw e;
-    }
-  };
-}
+const server = useServer();
 
-/** admin(argv) runs FLUSHALL, DEBUG and raw commands on the node holding the limiters. */
-async function runBlock(c, admin, mode, [name, steps], viaMulti = false) {
-  const call = caller(c, viaMulti);
-  const run = (s) => {
-    switch (s[0]) {
-      case 'create': return call('rateLimitCreate', s[1], s[2], s[3], s[4]);
-      case 'update': return call('rateLimitUpdate', s[1], s[2]);
-      case 'check': return call('rateLimitCheck', s[1], s[2], s[3]);
-      case 'peek': return call('rateLimitPeek', s[1], s[2]);
-      case 'stats': return call('rateLimitStats', s[1]);
-      case 'raw': return admin(s[1]);
-      default: return s[1] === 'update' ? call('rateLimitUpdate', ...s[2]) : admin(s[2]);
-    }
-  };
-  for (const [i, s] of steps.entries()) {
-    const where = `${name} step ${i} ${JSON.stringify(s).slice(0, 140)}`;
-    if (s[0] === 'flush') { await admin(['FLUSHALL']); continue; }
-    if (s[0] === 'at') { await admin(['DEBUG', 'CLOCK', 'SET', String(T0 + s[1])]); continue; }
-    if (s[0] === 'err') {
-      await assert.rejects(run(s), (err) => { assert.equal(err.message, s[3], where); return true; }, where);
-      continue;
-    }
-    const got = await run(s);
-    if (s[0] === 'create' || s[0] === 'update') assert.equal(got, 'OK', where);
-    else if (s[0] === 'raw') assert.deepStrictEqual(got, s.at(-1), where);
-    else if (s[0] === 'stats') {
-      const want = inMode(s[2], mode);
-      assert.deepStrictEqual(Object.fromEntries(Object.keys(want).map((k) => [k, got[k]])), want, where);
-      // Every stats result has both shadow fields, in the client's integer type.
-      assert.equal(typeof got.shadow, 'boolean', where);
-      assert.equal(typeof got.totalShadowDenied, mode === 'bigint' ? 'bigint' : 'number', where);
-    } else assert.deepStrictEqual(got, inMode(s.at(-1), mode), where);
-  }
-}
-
-let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.stop(); });
-
-for (const RESP of [2, 3]) {
-  for (const mode of ['number', 'bigint']) {
-    test(`RATELIMIT.UPDATE and shadow-mode vectors, RESP${RESP}, int64 ${mode}`, async (t) => {
-      const c = new HotKV({ url: server.url, RESP, int64: mode });
-      await c.connect();
-      try {
-        for (const b of BLOCKS) await t.test(b[0], () => runBlock(c, (a) => c.redis.sendCommand(a), mode, b));
-      } finally {
-        await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-        await c.close();
-      }
-    });
-  }
-  test(`RATELIMIT.UPDATE and shadow-mode vectors through MULTI (the node-redis module), RESP${RESP}`, async (t) => {
-    const c = new HotKV({ url: server.url, RESP, int64: 'bigint' });
-    await c.connect();
-    try {
-      for (const b of BLOCKS) await t.test(b[0], () => runBlock(c, (a) => c.redis.sendCommand(a), 'bigint', b, true));
-    } finally {
-      await c.redis.sendCommand(['DEBUG', 'CLOCK', 'RESET']);
-      await c.close();
-    }
-  });
-}
+vectorTests({
+  server,
+  name: (RESP, mode, via) => (via
+    ? `RATELIMIT.UPDATE and shadow-mode vectors through MULTI (the node-redis module), RESP${RESP}`
+    : `RATELIMIT.UPDATE and shadow-mode vectors, RESP${RESP}, int64 ${mode}`),
+}, (c, mode, via, t) => runBlocks(t, BLOCKS, { client: c, mode, via, ops: RATELIMIT_OPS, checkStats }));
 
 test('rateLimitUpdate and rateLimitCreate send only the options given', async () => {
   const { commandDefs } = await import('../dist/esm/commands.js');
@@ -290,34 +213,12 @@ test('parsing: the STATS shadow fields in both reply shapes, and servers without
   assert.throws(() => parseStats([...base, 'shadow', '2'], 'number'));
 });
 
-test('HotKVCluster: the vectors on the node of the {v} slot', async (t) => {
-  const fc = await startFakeCluster();
-  const direct = [];
-  const cluster = new HotKVCluster({ rootNodes: [{ url: `hotkv://127.0.0.1:${fc.nodes[0].port}` }] });
-  try {
-    for (const n of fc.nodes) {
-      const d = createClient({ socket: { port: n.server.port, host: '127.0.0.1' } });
-      d.on('error', () => {});
-      await d.connect();
-      direct.push(d);
-    }
-    const owner = direct[fc.nodes.indexOf(fc.ownerOf(keySlot('{v}')))];
-    const other = direct.find((d) => d !== owner);
-    // The typed calls go through the cluster client; FLUSHALL, DEBUG CLOCK and the raw steps
-    // straight to the node owning {v}'s slot.
-    for (const b of BLOCKS) await t.test(b[0], () => runBlock(cluster, (a) => owner.sendCommand(a), 'number', b));
-    // The update reached the owner only.
-    await cluster.rateLimitUpdate('{v}e', { limit: 4, shadow: true });
-    const st = await cluster.rateLimitStats('{v}e');
-    assert.equal(st.limit, 4);
-    assert.equal(st.shadow, true);
-    assert.deepStrictEqual(await other.sendCommand(['RATELIMIT.LIST']), []);
-  } finally {
-    for (const d of direct) {
-      await d.sendCommand(['DEBUG', 'CLOCK', 'RESET']).catch(() => {});
-      await d.close();
-    }
-    await cluster.close();
-    await fc.stop();
-  }
-});
+test('HotKVCluster: the vectors on the node of the {v} slot', (t) => withClusterStandIn({}, async ({ cluster, owner, other }) => {
+  await runBlocks(t, BLOCKS, { client: cluster, admin: (a) => owner.sendCommand(a), mode: 'number', ops: RATELIMIT_OPS, checkStats });
+  // The update reached the owner only.
+  await cluster.rateLimitUpdate('{v}e', { limit: 4, shadow: true });
+  const st = await cluster.rateLimitStats('{v}e');
+  assert.equal(st.limit, 4);
+  assert.equal(st.shadow, true);
+  assert.deepStrictEqual(await other.sendCommand(['RATELIMIT.LIST']), []);
+}));

@@ -2,16 +2,15 @@
 // typed API, as clients/go/vectors_test.go does: in RESP2 and RESP3, with int64 "bigint" (exact
 // for every value) and int64 "number" (the default), where a reply outside the safe integer
 // range must be refused with a HotKVError rather than rounded.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HotKV, HotKVError } from '@hotkv/client';
-import { startServer } from './helpers/server.mjs';
+import { HotKVError } from '@hotkv/client';
+import { useServer } from './helpers/server.mjs';
 import { loadVectors } from './helpers/vectors.mjs';
+import { inMode, caller, vectorTests } from './helpers/runner.mjs';
 
 const vf = loadVectors();
-let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.stop(); });
+const server = useServer();
 
 const isUnsafe = (v) => typeof v === 'bigint';
 function hasUnsafe(v) {
@@ -20,36 +19,12 @@ function hasUnsafe(v) {
   return false;
 }
 
-// Expected values in the client's integer type.
-function inMode(v, mode) {
-  if (typeof v === 'number' && Number.isInteger(v)) return mode === 'bigint' ? BigInt(v) : v;
-  if (typeof v === 'bigint') return mode === 'bigint' ? v : Number(v);
-  if (Array.isArray(v)) return v.map((x) => inMode(x, mode));
-  // Rates are doubles (numbers in every mode), whatever their value looks like.
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k.endsWith('_per_sec') ? x : inMode(x, mode)]));
-  return v;
-}
-
 const orOne = (v) => v ?? 1;
 
-// Runs one typed command directly, or (viaMulti) as the only command of a MULTI through the
-// node-redis module (hotkv.*), the path transactions and pipelines take.
-function caller(c, viaMulti) {
-  if (!viaMulti) return (name, ...args) => c[name](...args);
-  return async (name, ...args) => {
-    try {
-      const [r] = await c.multi().hotkv[name](...args).exec();
-      return r;
-    } catch (e) {
-      // A failed command inside EXEC: node-redis's MultiErrorReply holds the server's error.
-      if (e?.replies && e.errorIndexes?.length === 1) throw e.replies[e.errorIndexes[0]];
-      throw e;
-    }
-  };
-}
-
-async function runStep(c, s, viaMulti = false) {
-  const call = caller(c, viaMulti);
+// One step of the file through the typed API (via: see caller), its reply in the file's
+// snake_case shape.
+async function runStep(c, s, via) {
+  const call = caller(c, via);
   const a = s.args ?? {};
   switch (s.op) {
     case 'gcra_limit':
@@ -99,7 +74,7 @@ async function runStep(c, s, viaMulti = false) {
   }
 }
 
-async function runCase(c, mode, vc, viaMulti = false) {
+async function runCase(c, mode, vc, via) {
   const r = c.redis;
   await r.sendCommand(['FLUSHALL']);
   for (const n of await c.rateLimitList()) await c.rateLimitDrop(n);
@@ -110,7 +85,7 @@ async function runCase(c, mode, vc, viaMulti = false) {
       await r.sendCommand(['DEBUG', 'CLOCK', 'SET', String(vf.t0 + s.at)]);
       const where = `${vc.name} step ${i} (${s.op} at t0+${s.at})`;
       if (s.error !== undefined) {
-        await assert.rejects(runStep(c, s, viaMulti), (err) => {
+        await assert.rejects(runStep(c, s, via), (err) => {
           assert.equal(err.message, s.error, where);
           return true;
         }, where);
@@ -119,11 +94,11 @@ async function runCase(c, mode, vc, viaMulti = false) {
       // Not representable as a number: refused, never rounded. Inside MULTI the same holds in
       // bigint mode: node-redis 6.3.1 decodes EXEC's reply without the command's type mapping,
       // so integers reach the client as numbers and those beyond 2^53 are inexact (README).
-      if ((mode === 'number' || viaMulti) && s.op !== 'raw' && hasUnsafe(s.expect)) {
-        await assert.rejects(runStep(c, s, viaMulti), (err) => err instanceof HotKVError && /safe integer range|inexact/.test(err.message), where);
+      if ((mode === 'number' || via) && s.op !== 'raw' && hasUnsafe(s.expect)) {
+        await assert.rejects(runStep(c, s, via), (err) => err instanceof HotKVError && /safe integer range|inexact/.test(err.message), where);
         continue;
       }
-      const got = await runStep(c, s, viaMulti);
+      const got = await runStep(c, s, via);
       const want = s.op === 'raw' ? s.expect : inMode(s.expect, mode);
       assert.deepStrictEqual(got, want, where);
     }
@@ -132,35 +107,17 @@ async function runCase(c, mode, vc, viaMulti = false) {
   }
 }
 
-for (const RESP of [2, 3]) {
-  for (const mode of ['bigint', 'number']) {
-    test(`shared vectors, RESP${RESP}, int64 ${mode}`, async (t) => {
-      const c = new HotKV({ url: server.url, RESP, int64: mode });
-      await c.connect();
-      try {
-        for (const vc of vf.cases) {
-          await t.test(vc.name, () => runCase(c, mode, vc));
-        }
-      } finally {
-        await c.close();
-      }
-    });
-  }
-}
-
-for (const RESP of [2, 3]) {
-  test(`shared vectors through MULTI (the node-redis module), RESP${RESP}, int64 bigint`, async (t) => {
-    const c = new HotKV({ url: server.url, RESP, int64: 'bigint' });
-    await c.connect();
-    try {
-      for (const vc of vf.cases) {
-        await t.test(vc.name, () => runCase(c, 'bigint', vc, true));
-      }
-    } finally {
-      await c.close();
-    }
-  });
-}
+// Directly in both int64 modes, and as the only command of a MULTI through the node-redis
+// module (hotkv.*), the path transactions and pipelines take.
+vectorTests({
+  server,
+  modes: ['bigint', 'number'],
+  name: (RESP, mode, via) => (via
+    ? `shared vectors through MULTI (the node-redis module), RESP${RESP}, int64 bigint`
+    : `shared vectors, RESP${RESP}, int64 ${mode}`),
+}, async (c, mode, via, t) => {
+  for (const vc of vf.cases) await t.test(vc.name, () => runCase(c, mode, vc, via));
+});
 
 test('vector file: every case ran and big values kept exactly', () => {
   assert.equal(vf.cases.length, 48);

@@ -3,6 +3,7 @@
 // binary is HOTKV_SERVER_BIN, or bin/hotkv-server at the repository root (test.sh builds it).
 // The server is killed when the test file ends, also when a test fails or the process exits.
 import { spawn } from 'node:child_process';
+import { before, after } from 'node:test';
 import { mkdtempSync, rmSync, existsSync, readFileSync, openSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -43,6 +44,18 @@ const running = new Set();
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
+
+/**
+ * Starts one server for the calling test file (in before) and stops it (in after), the setup
+ * most files share. The object returned reads the running server's url and port when asked, so a
+ * file can keep it at module level and tests read server.url as before.
+ */
+export function useServer() {
+  let server;
+  before(async () => { server = await startServer(); });
+  after(async () => { await server?.stop(); });
+  return { get url() { return server.url; }, get port() { return server.port; } };
+}
 
 /** Starts a server; resolves to { port, url, stop() }. */
 export async function startServer(extraArgs = []) {
