@@ -14,11 +14,18 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
+import redis
 
 import hotkv
+import hotkv.cluster
+
+# The shared helpers assert (the vector runner's checks): pytest explains their failures as it
+# does a test module's only if it rewrites the module, which it must be told before the import.
+pytest.register_assert_rewrite("helpers")
+from helpers import freeze  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -101,3 +108,40 @@ def client(request: pytest.FixtureRequest, server: Server) -> Iterator[hotkv.Hot
     reset_server(c)
     yield c
     c.close()
+
+
+@pytest.fixture
+def sync(server: Server) -> Iterator[hotkv.HotKV]:
+    """A plain client of the emptied server with the clock frozen at t0: the middleware tests
+    read through it what their requests left (keys, limiter stats)."""
+    c = hotkv.HotKV(host=server.host, port=server.port)
+    reset_server(c)
+    freeze(c)
+    yield c
+    c.close()
+
+
+def one_node_slots(server: Server) -> Any:
+    """The CLUSTER SLOTS reply of a cluster whose one node, the test server, owns every slot."""
+    return [[0, 16383, [server.host.encode(), server.port, b"node-1"]]]
+
+
+@pytest.fixture
+def one_node_cluster(server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[hotkv.cluster.HotKVCluster]:
+    """The sync cluster client on a one-node slot map. HotKV's single server has no CLUSTER
+    SLOTS, so the reply is supplied (as the Go client's tests do with go-redis's ClusterSlots
+    option) and every call runs through redis-py's real cluster machinery: routing, per-node
+    response callbacks, result merging and cluster pipelines."""
+    orig = redis.Redis.execute_command
+
+    def execute(self: Any, *args: Any, **kw: Any) -> Any:
+        if args and str(args[0]).upper() == "CLUSTER SLOTS":
+            return one_node_slots(server)
+        return orig(self, *args, **kw)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", execute)
+    reset_server(hotkv.HotKV(host=server.host, port=server.port))
+    c = hotkv.cluster.HotKVCluster(host=server.host, port=server.port)
+    yield c
+    c.close()
+    hotkv.HotKV(host=server.host, port=server.port).execute_command("DEBUG", "CLOCK", "RESET")

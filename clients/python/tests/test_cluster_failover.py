@@ -16,26 +16,19 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List
 
 import pytest
 import redis
 from redis.cluster import ClusterNode, LoadBalancingStrategy, RedisCluster
 
 from conftest import _binary, _free_port  # the server helpers the other tests use
+from helpers import as_str, wait_for
 from hotkv.cluster import HotKVCluster
 
 # The product's failover target is 2 s at default settings; this bound leaves room for a
 # loaded 2-core machine. The measured time is printed (pytest -s shows it).
 FAILOVER_BOUND = 30.0
-
-
-def _wait(what: str, timeout: float, check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 class RaftNode:
@@ -60,7 +53,7 @@ class RaftNode:
             args += ["--raft-bootstrap", "yes"]
         log = open(os.path.join(self.dir, "server.log"), "ab")
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        _wait(f"{self.id} to answer PING", 30, self._pings)
+        wait_for(f"{self.id} to answer PING", 30, self._pings)
 
     def _pings(self) -> bool:
         assert self.proc is not None
@@ -80,7 +73,7 @@ class RaftNode:
                 v: List[Any] = c.execute_command("RAFT", "STATUS")
         except redis.RedisError:
             return {}
-        return {_s(v[i]): _s(v[i + 1]) for i in range(0, len(v) - 1, 2)}
+        return {as_str(v[i]): as_str(v[i + 1]) for i in range(0, len(v) - 1, 2)}
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -98,10 +91,6 @@ class RaftNode:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _s(v: Any) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
-
-
 def wait_leader(nodes: List[RaftNode]) -> RaftNode:
     found: List[RaftNode] = []
 
@@ -115,7 +104,7 @@ def wait_leader(nodes: List[RaftNode]) -> RaftNode:
         found.append(leaders[0])
         return True
 
-    _wait("a serving leader every node knows", 60, check)
+    wait_for("a serving leader every node knows", 60, check)
     return found[0]
 
 
@@ -133,7 +122,7 @@ def wait_topology(nodes: List[RaftNode], leader: RaftNode, members: int) -> None
                 return False
         return True
 
-    _wait("every node to describe the one-shard cluster", 60, check)
+    wait_for("every node to describe the one-shard cluster", 60, check)
 
 
 @pytest.fixture
@@ -185,13 +174,13 @@ def test_cluster_clients_follow_a_failover(group: List[RaftNode]) -> None:
             for key, want in written.items():
                 if key.startswith(name + ":"):
                     # A read on a follower may lag the write by a commit round.
-                    _wait(f"{name} to read {key}", 30, lambda: _get(c, key) == want)
+                    wait_for(f"{name} to read {key}", 30, lambda: _get(c, key) == want)
 
         # A READONLY connection to a follower reads there; a write is redirected.
         follower = next(n for n in nodes if n is not leader)
         with follower.client() as fc:
             assert fc.execute_command("READONLY") in (b"OK", True)
-            _wait("the follower to serve a read", 30, lambda: fc.get("RedisCluster:before:9") == b"9")
+            wait_for("the follower to serve a read", 30, lambda: fc.get("RedisCluster:before:9") == b"9")
             with pytest.raises(redis.exceptions.MovedError) as moved:
                 fc.set("foo", "x")
             assert (moved.value.slot_id, moved.value.port) == (12182, leader.port)
@@ -223,7 +212,7 @@ def test_cluster_clients_follow_a_failover(group: List[RaftNode]) -> None:
         for name, c in clients.items():
             for key, want in written.items():
                 if key.startswith(name + ":"):
-                    _wait(f"{name} to read {key} after the failover", 30, lambda: _get(c, key) == want)
+                    wait_for(f"{name} to read {key} after the failover", 30, lambda: _get(c, key) == want)
         # The budget spent before the failover is still spent after it.
         assert hc.gcra_limit("rl:{py}", 60000, 10).remaining == 8
     finally:
@@ -236,4 +225,4 @@ def _get(c: Any, key: str) -> "str | None":
         v = c.get(key)
     except (redis.RedisError, redis.exceptions.RedisClusterException, OSError):
         return None
-    return None if v is None else _s(v)
+    return None if v is None else as_str(v)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -20,14 +20,8 @@ import hotkv.cluster
 from hotkv import GCRAResult, RateLimitResult, RateLimitStats, ReplyError, ThrottleResult
 from hotkv._commands import command_keys, format_rate
 from hotkv._results import parse_gcra, parse_names, parse_ok, parse_stats
-from conftest import Server, reset_server
-
-T0 = 1700000000000
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-
-
-def freeze(c: Any, at: int = T0) -> None:
-    c.execute_command("DEBUG", "CLOCK", "SET", at)
+from conftest import Server, one_node_slots, reset_server
+from helpers import WRONGTYPE, async_client, bare, empty_async, freeze
 
 
 def test_every_method(client: hotkv.HotKV) -> None:
@@ -225,44 +219,31 @@ def test_parsers_reject_malformed_replies() -> None:
 
 async def test_async_client_and_pipeline(server: Server) -> None:
     for proto in (2, 3):
-        c = hotkv.asyncio.HotKV(host=server.host, port=server.port, protocol=proto)
-        await c.flushall()
-        for n in await c.ratelimit_list():
-            await c.ratelimit_drop(n)
-        await c.execute_command("DEBUG", "CLOCK", "SET", T0)
-        assert await c.gcra_limit("k", 60000, 10) == GCRAResult(False, 10, 9, -1, 6000)
-        assert await c.ratelimit_create("api", 10, 1000, algo="token_bucket", refill=0.5)
-        async with c.pipeline(transaction=True) as pipe:
-            assert isinstance(pipe, hotkv.asyncio.Pipeline)
-            pipe.gcra_limit("k", 60000, 10).ratelimit_check("api", "u", cost=3).ratelimit_stats("api")
-            pipe.cl_throttle("t", 0, 1, 10).gcra_reset("k").ratelimit_list()
-            out = await pipe.execute()
-        assert out == [
-            GCRAResult(False, 10, 8, -1, 12000),
-            RateLimitResult(True, 7, 0, 10, 0),
-            RateLimitStats("api", "token_bucket", 10, 1000, 1, 3, 0, 0.5),
-            ThrottleResult(False, 1, 0, -1, 10),
-            1,
-            ["api"],
-        ]
-        with pytest.raises(redis.ResponseError, match="^limiter not found$"):
-            await c.ratelimit_drop("nolimiter")
-        await c.execute_command("DEBUG", "CLOCK", "RESET")
-        await c.aclose()
+        async with async_client(server, proto) as c:
+            await empty_async(c)
+            await freeze(c)
+            assert await c.gcra_limit("k", 60000, 10) == GCRAResult(False, 10, 9, -1, 6000)
+            assert await c.ratelimit_create("api", 10, 1000, algo="token_bucket", refill=0.5)
+            async with c.pipeline(transaction=True) as pipe:
+                assert isinstance(pipe, hotkv.asyncio.Pipeline)
+                pipe.gcra_limit("k", 60000, 10).ratelimit_check("api", "u", cost=3).ratelimit_stats("api")
+                pipe.cl_throttle("t", 0, 1, 10).gcra_reset("k").ratelimit_list()
+                out = await pipe.execute()
+            assert out == [
+                GCRAResult(False, 10, 8, -1, 12000),
+                RateLimitResult(True, 7, 0, 10, 0),
+                RateLimitStats("api", "token_bucket", 10, 1000, 1, 3, 0, 0.5),
+                ThrottleResult(False, 1, 0, -1, 10),
+                1,
+                ["api"],
+            ]
+            with pytest.raises(redis.ResponseError, match="^limiter not found$"):
+                await c.ratelimit_drop("nolimiter")
 
 
 # Cluster. HotKV has no cluster mode yet, so the cluster clients are tested without a cluster:
 # their slot computation for every command (against known CRC16 slots and hash tags), the
 # node selection flags, the merged RATELIMIT.LIST, and their pipelines' classes.
-
-
-def bare(cls: Any) -> Any:
-    """A cluster client object without connecting (RedisCluster's constructor needs a live
-    cluster): the routing code only needs the encoder and the flags."""
-    obj = object.__new__(cls)
-    obj.encoder = redis.connection.Encoder("utf-8", "strict", False)
-    obj.command_flags = cls.COMMAND_FLAGS.copy()
-    return obj
 
 
 def test_known_slots() -> None:
@@ -331,54 +312,34 @@ def test_cluster_classes() -> None:
 
 
 # The cluster clients end to end: the single test server stands in for a cluster that owns
-# every slot (the answer to CLUSTER SLOTS is supplied, as the Go client's tests do with
-# go-redis's ClusterSlots option), so every method runs through redis-py's real cluster
-# machinery: routing, per-node response callbacks, result merging and cluster pipelines.
+# every slot (conftest.py's one_node_slots answers CLUSTER SLOTS), so every method runs through
+# redis-py's real cluster machinery: routing, per-node response callbacks, result merging and
+# cluster pipelines.
 
 
-def one_node_slots(server: Server) -> Any:
-    return [[0, 16383, [server.host.encode(), server.port, b"node-1"]]]
-
-
-@pytest.fixture
-def cluster(server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[hotkv.cluster.HotKVCluster]:
-    orig = redis.Redis.execute_command
-
-    def execute(self: Any, *args: Any, **kw: Any) -> Any:
-        if args and str(args[0]).upper() == "CLUSTER SLOTS":
-            return one_node_slots(server)
-        return orig(self, *args, **kw)
-
-    monkeypatch.setattr(redis.Redis, "execute_command", execute)
-    reset_server(hotkv.HotKV(host=server.host, port=server.port))
-    c = hotkv.cluster.HotKVCluster(host=server.host, port=server.port)
-    yield c
-    c.close()
-
-
-def test_cluster_client(cluster: hotkv.cluster.HotKVCluster) -> None:
-    freeze(cluster.get_default_node().redis_connection)
-    assert cluster.gcra_limit("rl:{u}:s", 60000, 10) == GCRAResult(False, 10, 9, -1, 6000)
-    assert cluster.gcra_peek("rl:{u}:s", 60000, 10).remaining == 8
-    assert cluster.cl_throttle("rl:{u}:t", 0, 1, 10) == ThrottleResult(False, 1, 0, -1, 10)
-    assert cluster.gcra_reset("rl:{u}:s", "rl:{u}:t") == 2
+def test_cluster_client(one_node_cluster: hotkv.cluster.HotKVCluster) -> None:
+    freeze(one_node_cluster.get_default_node().redis_connection)
+    assert one_node_cluster.gcra_limit("rl:{u}:s", 60000, 10) == GCRAResult(False, 10, 9, -1, 6000)
+    assert one_node_cluster.gcra_peek("rl:{u}:s", 60000, 10).remaining == 8
+    assert one_node_cluster.cl_throttle("rl:{u}:t", 0, 1, 10) == ThrottleResult(False, 1, 0, -1, 10)
+    assert one_node_cluster.gcra_reset("rl:{u}:s", "rl:{u}:t") == 2
     with pytest.raises(RedisClusterException):
-        cluster.gcra_reset("a", "b")
-    assert cluster.ratelimit_create("api", 3, 1000, algo="token_bucket") is True
-    assert cluster.ratelimit_check("api", "user:42", cost=2) == RateLimitResult(True, 1, 0, 3, 0)
-    assert cluster.ratelimit_peek("api", "user:42") == RateLimitResult(True, 1, 0, 3, 2)
-    assert cluster.ratelimit_stats("api").refill_per_sec == 3.0
-    assert cluster.ratelimit_list() == ["api"]  # asked on every primary (here: one), merged
-    assert cluster.ratelimit_reset("api", "user:42") == 1
-    with cluster.pipeline() as pipe:
+        one_node_cluster.gcra_reset("a", "b")
+    assert one_node_cluster.ratelimit_create("api", 3, 1000, algo="token_bucket") is True
+    assert one_node_cluster.ratelimit_check("api", "user:42", cost=2) == RateLimitResult(True, 1, 0, 3, 0)
+    assert one_node_cluster.ratelimit_peek("api", "user:42") == RateLimitResult(True, 1, 0, 3, 2)
+    assert one_node_cluster.ratelimit_stats("api").refill_per_sec == 3.0
+    assert one_node_cluster.ratelimit_list() == ["api"]  # asked on every primary (here: one), merged
+    assert one_node_cluster.ratelimit_reset("api", "user:42") == 1
+    with one_node_cluster.pipeline() as pipe:
         assert isinstance(pipe, hotkv.cluster.ClusterPipeline)
         pipe.gcra_limit("k", 1000, 1).gcra_limit("k", 1000, 1).ratelimit_check("api", "u").ratelimit_list()
         out = pipe.execute()
     assert out == [GCRAResult(False, 1, 0, -1, 1000), GCRAResult(True, 1, 0, 1000, 1000),
                    RateLimitResult(True, 2, 0, 3, 0), ["api"]]
-    assert cluster.ratelimit_drop("api") is True
+    assert one_node_cluster.ratelimit_drop("api") is True
     with pytest.raises(redis.ResponseError, match="^limiter not found$"):
-        cluster.ratelimit_drop("api")
+        one_node_cluster.ratelimit_drop("api")
 
 
 async def test_async_cluster_client(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:

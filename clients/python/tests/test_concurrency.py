@@ -5,7 +5,7 @@ RESP2 and RESP3, a pipeline and MULTI/EXEC, and the cluster client on a one-node
 Then many threads acquiring and releasing on one key (never more in flight than the limit),
 and the ASGI and Django middlewares giving a request's lease back when it is done.
 
-The steps reuse the runner of the UPDATE/shadow tests; each block starts from an empty server
+The steps use the shared runner (helpers.py); each block starts from an empty server
 and sets the clock with DEBUG CLOCK SET, so lease ids are deterministic:
 ``id(t) = (t0 + t) * 1000000``.
 """
@@ -21,19 +21,15 @@ import pytest
 
 import hotkv
 import hotkv.asyncio
-import hotkv.cluster
 from hotkv import RateLimitResult, RateLimitStats
 from hotkv._results import ReplyError, parse_ratelimit
 from hotkv.middleware import Limit
 from hotkv.middleware.asgi import RateLimitMiddleware
 from conftest import Server, reset_server
-from test_ratelimit_update import E_SYNTAX, T0, Step, r, run_async, run_sync
-# The one-node cluster fixture and its admin wrapper are shared with the LIMITALL tests.
-from test_limitall_refund import _NodeAdmin, cluster  # noqa: F401
+from helpers import E_NOTFOUND, E_SYNTAX, T0, Block, block_tests, freeze, r
 
 E_BIG = "invalid limit: must be at most 100000 for ALGO concurrency"
 E_LEASE = "invalid lease: must be a positive integer"
-E_NOTFOUND = "limiter not found"
 E_NOTCONC = "limiter is not a concurrency limiter"
 E_ARITY = "wrong number of arguments for 'ratelimit.release' command"
 CONC = {"algo": "concurrency"}
@@ -44,7 +40,7 @@ def lid(t: int) -> int:
     return (T0 + t) * 1_000_000
 
 
-BLOCKS: List[Tuple[str, List[Step]]] = [
+BLOCKS: List[Block] = [
     ("C1-C3", [
         ("flush",), ("at", 0),
         ("create", "c", 3, 1000, CONC),
@@ -145,35 +141,17 @@ BLOCKS: List[Tuple[str, List[Step]]] = [
         ("stats", "x", {"algo": "concurrency", "limit": 100000}),
     ]),
 ]
-IDS = [name for name, _ in BLOCKS]
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-def test_sync(client: hotkv.HotKV, block: Tuple[str, List[Step]]) -> None:
-    run_sync(client, *block)
-
-
-@pytest.mark.parametrize("protocol", [2, 3], ids=["RESP2", "RESP3"])
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-async def test_async(server: Server, protocol: int, block: Tuple[str, List[Step]]) -> None:
-    c = hotkv.asyncio.HotKV(host=server.host, port=server.port, protocol=protocol)
-    try:
-        await run_async(c, *block)
-    finally:
-        await c.execute_command("DEBUG", "CLOCK", "RESET")
-        await c.aclose()
-
-
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-def test_cluster(cluster: hotkv.cluster.HotKVCluster, block: Tuple[str, List[Step]]) -> None:
-    run_sync(_NodeAdmin(cluster), *block)
+# The sync, asyncio and cluster runs of every block.
+test_sync, test_async, test_cluster = block_tests(BLOCKS)
 
 
 @pytest.mark.parametrize("transaction", [False, True], ids=["pipeline", "multi"])
 def test_pipeline(client: hotkv.HotKV, transaction: bool) -> None:
     """C1's start and C2's releases queued in one pipeline (or MULTI/EXEC): the lease ids and
     the releases' booleans come out of execute() in order."""
-    client.execute_command("DEBUG", "CLOCK", "SET", T0)
+    freeze(client)
     with client.pipeline(transaction=transaction) as pipe:
         pipe.ratelimit_create("c", 3, 1000, algo="concurrency")
         for _ in range(4):
@@ -306,7 +284,7 @@ async def test_asgi_releases_lease(server: Server) -> None:
     headers); the lease is released when the application returns, and also when it raises."""
     sync = hotkv.HotKV(host=server.host, port=server.port)
     reset_server(sync)
-    sync.execute_command("DEBUG", "CLOCK", "SET", T0)
+    freeze(sync)
     sync.ratelimit_create("inflight", 1, 60000, algo="concurrency")
     entered, leave = asyncio.Event(), asyncio.Event()
 

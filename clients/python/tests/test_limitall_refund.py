@@ -10,11 +10,9 @@ database and sets the clock with DEBUG CLOCK SET, as the spec's table says.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Tuple
+from typing import Any, List, Tuple
 
 import pytest
-import redis
-import redis.cluster
 from redis.exceptions import RedisClusterException
 
 import hotkv
@@ -23,14 +21,11 @@ import hotkv.cluster
 from hotkv import GCRALimitAllResult, GCRALimitSpec, GCRAResult
 from hotkv._commands import command_keys
 from hotkv._results import ReplyError, parse_gcra_all
-from conftest import Server, reset_server
+from helpers import E_SYNTAX, WRONGTYPE, Block, bare, block_tests, freeze
 
-T0 = 1700000000000
 MAX = 2**63 - 1
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 # redis-py drops the leading "ERR " of every error it raises.
 E_NUMLIMITS = "invalid numlimits: must be an integer from 1 to 256"
-E_SYNTAX = "syntax error"
 E_BURST = "invalid burst: must be a positive integer"
 E_PERIOD = "invalid period: must be a positive integer (milliseconds)"
 E_COUNT = "invalid count: must be a positive integer"
@@ -52,11 +47,9 @@ def g(d: int, lim: int, rem: int, retry: int, reset: int) -> GCRAResult:
     return GCRAResult(d != 0, lim, rem, retry, reset)
 
 
-# Steps: ("flush",) empties the database; ("at", ms) sets the clock to t0+ms;
-# ("all", limits, count, want); ("limit"|"refund", key, period, burst, count, want);
-# ("raw", argv, want); ("err", kind, args, text) with kind "all", "refund" or "raw".
-Step = Tuple[Any, ...]
-LIMITALL: List[Tuple[str, List[Step]]] = [
+# The steps' forms are in helpers.py; here: ("all", limits, count, want), ("limit"|"refund",
+# key, period, burst, count, want), ("raw", argv, want) and ("err", kind, args, text).
+LIMITALL: List[Block] = [
     ("LA1-LA3c", [
         ("flush",), ("at", 0),
         ("all", [U, O], 1, la(0, -1, (0, 10, 9, -1, 6000), (0, 2, 1, -1, 500))),
@@ -115,7 +108,7 @@ LIMITALL: List[Tuple[str, List[Step]]] = [
     ]),
 ]
 
-REFUND: List[Tuple[str, List[Step]]] = [
+REFUND: List[Block] = [
     ("RF1-RF3", [
         ("flush",), ("at", 0),
         ("limit", "{v}k", 60000, 10, 3, g(0, 10, 7, -1, 18000)),
@@ -161,94 +154,17 @@ REFUND: List[Tuple[str, List[Step]]] = [
 ]
 
 BLOCKS = LIMITALL + REFUND
-IDS = [name for name, _ in BLOCKS]
 
 
-def _call(c: Any, step: Step) -> Any:
-    """Starts one step's command; returns its reply (sync) or an awaitable (asyncio)."""
-    op = step[0]
-    if op == "all":
-        return c.gcra_limit_all(step[1], count=step[2])
-    if op == "limit":
-        return c.gcra_limit(*step[1:5])
-    if op == "refund":
-        return c.gcra_refund(*step[1:5])
-    if op == "raw":
-        return c.execute_command(*step[1])
-    if op == "err":
-        kind, args = step[1], step[2]
-        if kind == "all":
-            return c.gcra_limit_all(args[0], count=args[1])
-        if kind == "refund":
-            return c.gcra_refund(*args)
-        return c.execute_command(*args)
-    raise AssertionError(op)
-
-
-def _admin(c: Any, step: Step) -> List[Any]:
-    """The command lines of a "flush" or "at" step."""
-    if step[0] == "flush":
-        return [["FLUSHALL"]]
-    return [["DEBUG", "CLOCK", "SET", T0 + step[1]]]
-
-
-def _check(name: str, i: int, step: Step, result: Any, error: Any) -> None:
-    where = f"{name} step {i} {step[:3]!r}"
-    if step[0] == "err":
-        assert isinstance(error, redis.ResponseError), f"{where}: no error, got {result!r}"
-        assert type(error) is redis.ResponseError and str(error) == step[3], where
-        return
-    assert error is None, f"{where}: {error}"
-    assert result == step[-1], f"{where}: {result!r}"
-
-
-def run_sync(c: Any, name: str, steps: List[Step]) -> None:
-    for i, step in enumerate(steps):
-        if step[0] in ("flush", "at"):
-            for line in _admin(c, step):
-                c.execute_command(*line)
-            continue
-        try:
-            result, error = _call(c, step), None
-        except redis.ResponseError as exc:
-            result, error = None, exc
-        _check(name, i, step, result, error)
-
-
-async def run_async(c: Any, name: str, steps: List[Step]) -> None:
-    for i, step in enumerate(steps):
-        if step[0] in ("flush", "at"):
-            for line in _admin(c, step):
-                await c.execute_command(*line)
-            continue
-        try:
-            result, error = await _call(c, step), None
-        except redis.ResponseError as exc:
-            result, error = None, exc
-        _check(name, i, step, result, error)
-
-
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-def test_sync(client: hotkv.HotKV, block: Tuple[str, List[Step]]) -> None:
-    run_sync(client, *block)
-
-
-@pytest.mark.parametrize("protocol", [2, 3], ids=["RESP2", "RESP3"])
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-async def test_async(server: Server, protocol: int, block: Tuple[str, List[Step]]) -> None:
-    c = hotkv.asyncio.HotKV(host=server.host, port=server.port, protocol=protocol)
-    try:
-        await run_async(c, *block)
-    finally:
-        await c.execute_command("DEBUG", "CLOCK", "RESET")
-        await c.aclose()
+# The sync, asyncio and cluster runs of every block.
+test_sync, test_async, test_cluster = block_tests(BLOCKS)
 
 
 @pytest.mark.parametrize("transaction", [False, True], ids=["pipeline", "multi"])
 def test_pipeline(client: hotkv.HotKV, transaction: bool) -> None:
     """LA1-LA3 and RF1 queued in one pipeline (or MULTI/EXEC): the typed results come out of
     execute() in order, with GCRALimitSpec values and tuples mixed."""
-    client.execute_command("DEBUG", "CLOCK", "SET", T0)
+    freeze(client)
     specs = [GCRALimitSpec(*U), O]
     with client.pipeline(transaction=transaction) as pipe:
         ret = pipe.gcra_limit_all(specs).gcra_limit_all(specs).gcra_limit_all(specs)
@@ -290,16 +206,9 @@ def test_command_keys() -> None:
     assert command_keys(("GCRA.REFUND", "k", 1000, 1, 1)) == ["k"]
 
 
-def _bare(cls: Any) -> Any:
-    obj = object.__new__(cls)
-    obj.encoder = redis.connection.Encoder("utf-8", "strict", False)
-    obj.command_flags = cls.COMMAND_FLAGS.copy()
-    return obj
-
-
 @pytest.mark.parametrize("cls", [hotkv.cluster.HotKVCluster, hotkv.cluster.ClusterPipeline])
 def test_cluster_routing(cls: Any) -> None:
-    c = _bare(cls)
+    c = bare(cls)
     # "foo" hashes to slot 12182 (the cluster specification's example).
     assert c.determine_slot("GCRA.LIMITALL", 2, "{foo}a", 1000, 1, "{foo}b", 1, 1, "COUNT", 1) == 12182
     assert c.determine_slot("GCRA.REFUND", "foo", 1000, 1, 1) == 12182
@@ -310,60 +219,9 @@ def test_cluster_routing(cls: Any) -> None:
 
 
 async def test_async_cluster_routing() -> None:
-    c = object.__new__(hotkv.asyncio.HotKVCluster)
-    c.encoder = redis.connection.Encoder("utf-8", "strict", False)  # type: ignore[attr-defined]
+    c = bare(hotkv.asyncio.HotKVCluster)
     assert await c._determine_slot("GCRA.LIMITALL", 2, "{foo}a", 1000, 1, "{foo}b", 1, 1, "COUNT", 1) == 12182
     assert await c._determine_slot("GCRA.REFUND", "foo", 1000, 1, 1) == 12182
     with pytest.raises(RedisClusterException):
         await c._determine_slot("GCRA.LIMITALL", 2, "a", 1000, 1, "b", 1000, 1, "COUNT", 1)
 
-
-@pytest.fixture
-def cluster(server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[hotkv.cluster.HotKVCluster]:
-    """The sync cluster client on a one-node slot map (HotKV has no CLUSTER SLOTS yet), as in
-    test_commands.py, so the vectors run through redis-py's cluster machinery."""
-    orig = redis.Redis.execute_command
-
-    def execute(self: Any, *args: Any, **kw: Any) -> Any:
-        if args and str(args[0]).upper() == "CLUSTER SLOTS":
-            return [[0, 16383, [server.host.encode(), server.port, b"node-1"]]]
-        return orig(self, *args, **kw)
-
-    monkeypatch.setattr(redis.Redis, "execute_command", execute)
-    reset_server(hotkv.HotKV(host=server.host, port=server.port))
-    c = hotkv.cluster.HotKVCluster(host=server.host, port=server.port)
-    yield c
-    c.close()
-    hotkv.HotKV(host=server.host, port=server.port).execute_command("DEBUG", "CLOCK", "RESET")
-
-
-class _NodeAdmin:
-    """Runs FLUSHALL and DEBUG CLOCK on the cluster's one node, the rest on the cluster."""
-
-    def __init__(self, c: hotkv.cluster.HotKVCluster) -> None:
-        self.c = c
-        self.node = c.get_default_node().redis_connection
-
-    def execute_command(self, *args: Any) -> Any:
-        if str(args[0]).upper() in ("FLUSHALL", "DEBUG"):
-            return self.node.execute_command(*args)
-        return self.c.execute_command(*args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.c, name)
-
-
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-def test_cluster(cluster: hotkv.cluster.HotKVCluster, block: Tuple[str, List[Step]]) -> None:
-    name, steps = block
-    # A cluster client refuses a LIMITALL with no key to route by (no limit, numlimits 0, -1
-    # or x) itself, before the server could answer; test_cluster_routing covers that.
-    def routable(s: Step) -> bool:
-        if s[0] != "err":
-            return True
-        if s[1] == "all":
-            return bool(s[2][0])
-        return s[1] != "raw" or bool(command_keys(tuple(s[2])))
-
-    steps = [s for s in steps if routable(s)]
-    run_sync(_NodeAdmin(cluster), name, steps)

@@ -16,17 +16,7 @@ import hotkv
 import hotkv.asyncio
 from hotkv.middleware import Limit
 from hotkv.middleware.asgi import RateLimitMiddleware, by_header, by_ip
-from conftest import Server, reset_server
-
-T0 = 1700000000000
-
-
-@pytest.fixture
-def sync(server: Server) -> hotkv.HotKV:
-    c = hotkv.HotKV(host=server.host, port=server.port)
-    reset_server(c)
-    c.execute_command("DEBUG", "CLOCK", "SET", T0)
-    return c
+from conftest import Server
 
 
 def make_app(server: Server, protocol: int = 2, port: int = 0, **kw: Any) -> TestClient:

@@ -28,9 +28,7 @@ from django.urls import path  # noqa: E402
 
 import hotkv  # noqa: E402
 from hotkv.middleware.django import RateLimitMiddleware, by_header, by_ip  # noqa: E402
-from conftest import Server, reset_server  # noqa: E402
-
-T0 = 1700000000000
+from conftest import Server  # noqa: E402
 
 
 def view(request: HttpRequest) -> HttpResponse:
@@ -39,14 +37,6 @@ def view(request: HttpRequest) -> HttpResponse:
 
 
 urlpatterns = [path("", view), path("health", view)]
-
-
-@pytest.fixture
-def sync(server: Server) -> hotkv.HotKV:
-    c = hotkv.HotKV(host=server.host, port=server.port)
-    reset_server(c)
-    c.execute_command("DEBUG", "CLOCK", "SET", T0)
-    return c
 
 
 def url(server: Server) -> str:

@@ -13,39 +13,21 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 import pytest
-import redis
 
 import hotkv
-import hotkv.asyncio
-import hotkv.cluster
-from hotkv import RateLimitResult, RateLimitStats
+from hotkv import RateLimitStats
 from hotkv._commands import command_keys
 from hotkv._results import parse_stats
-from conftest import Server
-# The one-node cluster fixture and its admin wrapper are shared with the LIMITALL tests.
-from test_limitall_refund import _NodeAdmin, cluster  # noqa: F401
+from helpers import E_NOTFOUND, E_SYNTAX, Block, block_tests, freeze, r
 
-T0 = 1700000000000
-# redis-py drops the leading "ERR " of every error it raises.
-E_SYNTAX = "syntax error"
 E_LIMIT = "invalid limit: must be a positive integer"
 E_RATE = "invalid rate: must be a positive number"
 E_ALGO = "invalid option: ALGO cannot be changed (drop and create the limiter)"
-E_NOTFOUND = "limiter not found"
 E_ARITY = "wrong number of arguments for 'ratelimit.update' command"
 
 
-def r(allowed: int, remaining: int, retry: int, limit: int, current: int, lease_id: int = 0) -> RateLimitResult:
-    return RateLimitResult(allowed != 0, remaining, retry, limit, current, lease_id)
-
-
-# Steps: ("flush",); ("at", ms) sets the clock to t0+ms; ("create", name, limit, window_ms,
-# kwargs); ("update", name, kwargs); ("check", name, key, cost, want); ("peek", name, key,
-# want); ("release", name, key, lease_id, want); ("reset", name, key, want); ("stats", name,
-# {field: want}); ("raw", argv, want); ("err", kind, args, text) with kind "update" (args: name,
-# kwargs), "create" (name, limit, window, kwargs), "release" (name, key, lease_id) or "raw" (argv).
-Step = Tuple[Any, ...]
-UPDATE: List[Tuple[str, List[Step]]] = [
+# The steps' forms are in helpers.py.
+UPDATE: List[Block] = [
     ("U1", [
         ("flush",), ("at", 0),
         ("create", "a", 5, 1000, {}),
@@ -139,7 +121,7 @@ UPDATE: List[Tuple[str, List[Step]]] = [
     ]),
 ]
 
-SHADOW: List[Tuple[str, List[Step]]] = [
+SHADOW: List[Block] = [
     ("S1-S3", [
         ("flush",), ("at", 0),
         ("create", "s", 2, 1000, {"shadow": True}),
@@ -181,117 +163,17 @@ SHADOW: List[Tuple[str, List[Step]]] = [
 ]
 
 BLOCKS = UPDATE + SHADOW
-IDS = [name for name, _ in BLOCKS]
 
 
-def _call(c: Any, step: Step) -> Any:
-    """Starts one step's command; returns its reply (sync) or an awaitable (asyncio)."""
-    op = step[0]
-    if op == "create":
-        return c.ratelimit_create(step[1], step[2], step[3], **step[4])
-    if op == "update":
-        return c.ratelimit_update(step[1], **step[2])
-    if op == "check":
-        return c.ratelimit_check(step[1], step[2], cost=step[3])
-    if op == "peek":
-        return c.ratelimit_peek(step[1], step[2])
-    if op == "release":
-        return c.ratelimit_release(step[1], step[2], step[3])
-    if op == "reset":
-        return c.ratelimit_reset(step[1], step[2])
-    if op == "stats":
-        return c.ratelimit_stats(step[1])
-    if op == "raw":
-        return c.execute_command(*step[1])
-    if op == "err":
-        kind, args = step[1], step[2]
-        if kind == "update":
-            return c.ratelimit_update(args[0], **args[1])
-        if kind == "create":
-            return c.ratelimit_create(args[0], args[1], args[2], **args[3])
-        if kind == "release":
-            return c.ratelimit_release(*args)
-        return c.execute_command(*args)
-    raise AssertionError(op)
-
-
-def _admin(step: Step) -> List[Any]:
-    if step[0] == "flush":
-        return ["FLUSHALL"]
-    return ["DEBUG", "CLOCK", "SET", T0 + step[1]]
-
-
-def _check(name: str, i: int, step: Step, result: Any, error: Any) -> None:
-    where = f"{name} step {i} {step!r}"
-    if step[0] == "err":
-        assert isinstance(error, redis.ResponseError), f"{where}: no error, got {result!r}"
-        assert type(error) is redis.ResponseError and str(error) == step[3], f"{where}: {error}"
-        return
-    assert error is None, f"{where}: {error}"
-    if step[0] in ("create", "update"):
-        assert result is True, f"{where}: {result!r}"
-    elif step[0] == "stats":
-        assert isinstance(result, RateLimitStats), f"{where}: {result!r}"
-        got = {k: getattr(result, k) for k in step[2]}
-        assert got == step[2], f"{where}: {result!r}"
-    else:
-        assert result == step[-1], f"{where}: {result!r}"
-
-
-def run_sync(c: Any, name: str, steps: List[Step]) -> None:
-    for i, step in enumerate(steps):
-        if step[0] in ("flush", "at"):
-            c.execute_command(*_admin(step))
-            continue
-        try:
-            result, error = _call(c, step), None
-        except redis.ResponseError as exc:
-            result, error = None, exc
-        _check(name, i, step, result, error)
-
-
-async def run_async(c: Any, name: str, steps: List[Step]) -> None:
-    for i, step in enumerate(steps):
-        if step[0] in ("flush", "at"):
-            await c.execute_command(*_admin(step))
-            continue
-        try:
-            result, error = await _call(c, step), None
-        except redis.ResponseError as exc:
-            result, error = None, exc
-        _check(name, i, step, result, error)
-
-
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-def test_sync(client: hotkv.HotKV, block: Tuple[str, List[Step]]) -> None:
-    run_sync(client, *block)
-
-
-@pytest.mark.parametrize("protocol", [2, 3], ids=["RESP2", "RESP3"])
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-async def test_async(server: Server, protocol: int, block: Tuple[str, List[Step]]) -> None:
-    c = hotkv.asyncio.HotKV(host=server.host, port=server.port, protocol=protocol)
-    try:
-        await run_async(c, *block)
-    finally:
-        await c.execute_command("DEBUG", "CLOCK", "RESET")
-        await c.aclose()
-
-
-@pytest.mark.parametrize("block", BLOCKS, ids=IDS)
-def test_cluster(cluster: hotkv.cluster.HotKVCluster, block: Tuple[str, List[Step]]) -> None:
-    name, steps = block
-    # A command line without a key (the bare RATELIMIT.UPDATE) cannot be routed; the cluster
-    # client refuses it itself, so only the single-node runners send it.
-    steps = [s for s in steps if not (s[0] == "err" and s[1] == "raw" and not command_keys(tuple(s[2])[:2]))]
-    run_sync(_NodeAdmin(cluster), name, steps)
+# The sync, asyncio and cluster runs of every block.
+test_sync, test_async, test_cluster = block_tests(BLOCKS)
 
 
 @pytest.mark.parametrize("transaction", [False, True], ids=["pipeline", "multi"])
 def test_pipeline(client: hotkv.HotKV, transaction: bool) -> None:
     """S1 and S2 queued in one pipeline (or MULTI/EXEC): the typed results, the update's True
     and the stats with the shadow fields come out of execute() in order."""
-    client.execute_command("DEBUG", "CLOCK", "SET", T0)
+    freeze(client)
     with client.pipeline(transaction=transaction) as pipe:
         ret = pipe.ratelimit_create("s", 2, 1000, shadow=True)
         assert ret is pipe

@@ -30,6 +30,7 @@ from redis.retry import Retry
 
 import hotkv.cluster
 from conftest import _binary  # the server binary the other tests use
+from helpers import as_str, wait_for
 
 SHARDS = 3
 NODES = 3
@@ -39,14 +40,6 @@ SLOT_RANGES = [((s - 1) * 16384 // SHARDS, s * 16384 // SHARDS - 1) for s in ran
 # update ~1 s; the rest is room for a loaded 2-core machine).
 FAILOVER_BOUND = 20.0
 HOUR_MS = 3_600_000
-
-
-def _wait(what: str, timeout: float, check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def _port_free(port: int) -> bool:
@@ -70,10 +63,6 @@ def _free_base() -> int:
         if all(_port_free(p) for p in ports):
             return base
     raise RuntimeError("no free port range for the cluster")
-
-
-def _s(v: Any) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 class Node:
@@ -112,8 +101,8 @@ class Node:
         except redis.RedisError:
             return False
         if isinstance(reply, list):
-            return want in [_s(x) for x in reply]
-        return want in _s(reply).replace("\r", "").split("\n")
+            return want in [as_str(x) for x in reply]
+        return want in as_str(reply).replace("\r", "").split("\n")
 
     def up(self) -> bool:
         if self.proc.poll() is not None:
@@ -129,7 +118,7 @@ class Node:
             v = self.cmd("RAFT", "STATUS")
         except redis.RedisError:
             return ""
-        st = {_s(v[k]): _s(v[k + 1]) for k in range(0, len(v) - 1, 2)}
+        st = {as_str(v[k]): as_str(v[k + 1]) for k in range(0, len(v) - 1, 2)}
         return st.get("role", "")
 
     def kill(self) -> None:
@@ -156,14 +145,14 @@ class Cluster:
         # Every node must accept connections before the others send it RAFT ADD or it sends
         # CLUSTERX JOIN: on a busy machine a process takes a while to listen.
         for n in self.nodes:
-            _wait(f"{n.id} to accept connections", 30, n.up)
+            wait_for(f"{n.id} to accept connections", 30, n.up)
         firsts = [self.nodes[(s - 1) * NODES] for s in range(1, SHARDS + 1)]
         for first in firsts:
-            _wait(f"{first.id} to lead its shard", 30, lambda: first.answers(("RAFT", "STATUS"), "leader"))
+            wait_for(f"{first.id} to lead its shard", 30, lambda: first.answers(("RAFT", "STATUS"), "leader"))
             for n in self.nodes[first.i:first.i + NODES - 1]:
                 first.cmd("RAFT", "ADD", n.id, f"127.0.0.1:{n.raft_port}")
         n1 = self.nodes[0]
-        _wait("n1 to lead the meta group", 30, lambda: n1.answers(("CLUSTERX", "STATUS"), "leader"))
+        wait_for("n1 to lead the meta group", 30, lambda: n1.answers(("CLUSTERX", "STATUS"), "leader"))
         # The first node of each shard joins before the second ones (the meta group's voters).
         for k in range(NODES):
             for s in range(SHARDS):
@@ -173,7 +162,7 @@ class Cluster:
         for s, (lo, hi) in enumerate(SLOT_RANGES, start=1):
             n1.cmd("CLUSTERX", "ASSIGN", f"s{s}", str(lo), str(hi))
         for n in self.nodes:
-            _wait(f"{n.id} to report cluster_state:ok", 30, lambda: n.answers(("CLUSTER", "INFO"), "cluster_state:ok"))
+            wait_for(f"{n.id} to report cluster_state:ok", 30, lambda: n.answers(("CLUSTER", "INFO"), "cluster_state:ok"))
 
     def leader_of(self, shard: int) -> Node:
         found: List[Node] = []
@@ -182,7 +171,7 @@ class Cluster:
             found[:] = [n for n in self.nodes if n.shard == shard and n.proc.poll() is None and n.role() == "leader"]
             return len(found) == 1
 
-        _wait(f"one leader in shard s{shard}", 30, check)
+        wait_for(f"one leader in shard s{shard}", 30, check)
         return found[0]
 
     def close(self, failed: bool) -> None:
@@ -252,7 +241,7 @@ def test_sharded_workload(cluster: Cluster) -> None:
             rc.nodes_manager.initialize()
             return False
 
-        _wait("CLUSTER SLOTS to list every follower", 10, all_replicas)
+        wait_for("CLUSTER SLOTS to list every follower", 10, all_replicas)
         primaries = rc.get_primaries()
         assert len(primaries) == SHARDS and len(rc.get_replicas()) == SHARDS * (NODES - 1)
         ports = {n.port: n for n in cluster.nodes}
@@ -447,7 +436,7 @@ MOVE_RETRY_BOUND = 10.0  # how long one call may meet -TRYAGAIN/-MOVED (a move t
 
 def _status(n: Node) -> Dict[str, str]:
     v = n.cmd("CLUSTERX", "STATUS")
-    return {_s(v[k]): _s(v[k + 1]) for k in range(0, len(v) - 1, 2)}
+    return {as_str(v[k]): as_str(v[k + 1]) for k in range(0, len(v) - 1, 2)}
 
 
 def _owner_port(n: Node, slot: int) -> int:
@@ -467,7 +456,7 @@ def _move(cluster: Cluster, target: int, log: List[str]) -> None:
     other = next(n for n in live if n.shard == 3)
     epoch = int(_status(other)["epoch"])
     t0 = time.monotonic()
-    assert _s(other.cmd("CLUSTERX", "MIGRATE", MOVE_LO, MOVE_HI, f"s{target}")) == "OK"
+    assert as_str(other.cmd("CLUSTERX", "MIGRATE", MOVE_LO, MOVE_HI, f"s{target}")) == "OK"
     leader = cluster.leader_of(target)
 
     def done() -> bool:
@@ -480,7 +469,7 @@ def _move(cluster: Cluster, target: int, log: List[str]) -> None:
         except redis.RedisError:
             return False
 
-    _wait(f"slots {MOVE_LO}-{MOVE_HI} to move to s{target}", 20, done)
+    wait_for(f"slots {MOVE_LO}-{MOVE_HI} to move to s{target}", 20, done)
     source = cluster.leader_of(3 - target)  # s1 <-> s2
     log.append(f"to s{target} in {time.monotonic() - t0:.3f}s ({_status(source)['last_move']})")
 
@@ -536,7 +525,7 @@ def test_sharded_slot_moves_under_load(cluster: Cluster) -> None:
                 _move(cluster, 2, moved)
                 # A few iterations on s2: the keys (and the limiters' state) are there now.
                 seen = iterations[0]
-                _wait("the workload to run on s2", 20, lambda: iterations[0] >= seen + 3)
+                wait_for("the workload to run on s2", 20, lambda: iterations[0] >= seen + 3)
                 s2 = cluster.leader_of(2)
                 with s2.client() as direct:
                     # (one key a call: the keys are in different slots of the range)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -17,8 +18,9 @@ import pytest
 import redis
 
 import hotkv
-import hotkv.asyncio
 from hotkv import GCRAResult, RateLimitResult, RateLimitStats, ThrottleResult
+from conftest import Server
+from helpers import async_client, call_or_error, call_or_error_async, empty_async, per_protocol
 
 # json's default int parsing is exact (Python ints are unbounded), so the values above 2**53
 # (V13, V16, V23) are compared without loss.
@@ -121,36 +123,25 @@ def prepare(case: Dict[str, Any]) -> List[List[str]]:
     return [["CONFIG", "SET", k, v] for k, v in cfg.items()]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+per_case = pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+
+
+@per_case
 def test_vectors_sync(client: hotkv.HotKV, case: Dict[str, Any]) -> None:
     for line in prepare(case):
         client.execute_command(*line)
     for i, step in enumerate(case["steps"]):
         client.execute_command("DEBUG", "CLOCK", "SET", VECTORS["t0"] + step["at"])
-        try:
-            result, error = call(client, step), None
-        except redis.ResponseError as exc:
-            result, error = None, exc
-        check(i, step, result, error)
+        check(i, step, *call_or_error(partial(call, client, step)))
 
 
-@pytest.mark.parametrize("protocol", [2, 3], ids=["RESP2", "RESP3"])
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-async def test_vectors_async(server: Any, protocol: int, case: Dict[str, Any]) -> None:
-    c = hotkv.asyncio.HotKV(host=server.host, port=server.port, protocol=protocol)
-    try:
-        await c.flushall()
-        for name in await c.ratelimit_list():
-            await c.ratelimit_drop(name)
+@per_protocol
+@per_case
+async def test_vectors_async(server: Server, protocol: int, case: Dict[str, Any]) -> None:
+    async with async_client(server, protocol) as c:
+        await empty_async(c)
         for line in prepare(case):
             await c.execute_command(*line)
         for i, step in enumerate(case["steps"]):
             await c.execute_command("DEBUG", "CLOCK", "SET", VECTORS["t0"] + step["at"])
-            try:
-                result, error = await call(c, step), None
-            except redis.ResponseError as exc:
-                result, error = None, exc
-            check(i, step, result, error)
-    finally:
-        await c.execute_command("DEBUG", "CLOCK", "RESET")
-        await c.aclose()
+            check(i, step, *await call_or_error_async(partial(call, c, step)))
