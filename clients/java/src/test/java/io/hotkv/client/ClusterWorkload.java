@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntUnaryOperator;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import redis.clients.jedis.Jedis;
 
 /**
  * The client-independent half of the cluster tests: a bounded retry for the errors a cluster
@@ -33,6 +34,30 @@ final class ClusterWorkload {
 
     /** GCRA.LIMIT key period burst: true when allowed (reply field 1 is 0). */
     boolean gcraAllowed(String key, long periodMillis, long burst);
+  }
+
+  /**
+   * SET/GET on {@code n} keys named {@code prefix + i}: every key reads back through the client,
+   * and the keys really are spread: each shard's leader holds exactly its share (nothing else was
+   * written yet, so this runs first), read over a plain connection that bypasses the client's
+   * routing.
+   */
+  static void spreadAcrossShards(ShardedCluster cluster, Ops ops, String prefix, int n) {
+    int[] perShard = new int[ShardedCluster.SHARDS + 1];
+    for (int i = 0; i < n; i++) {
+      String k = prefix + i;
+      ops.set(k, "v" + i);
+      perShard[ShardedCluster.shardOf(ClusterSlots.slot(k))]++;
+    }
+    for (int i = 0; i < n; i++) {
+      assertEquals("v" + i, ops.get(prefix + i));
+    }
+    for (int s = 1; s <= ShardedCluster.SHARDS; s++) {
+      assertTrue(perShard[s] > n / 5, "shard s" + s + " got " + perShard[s] + " keys");
+      try (Jedis direct = cluster.direct(cluster.leaderOf(s))) {
+        assertEquals(perShard[s], direct.dbSize(), "DBSIZE of shard s" + s + "'s leader");
+      }
+    }
   }
 
   /**

@@ -15,16 +15,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.AbstractTransaction;
 import redis.clients.jedis.RedisProtocol;
 import redis.clients.jedis.Response;
-import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
  * Concurrency limiters ({@link Algorithm#CONCURRENCY}): the vectors C1-C8 of docs/ratelimit.md
@@ -34,8 +29,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * and releasing on a limit of 3. Each block starts from an empty server with the clock frozen
  * (DEBUG CLOCK SET), so lease ids are deterministic: {@code id(t) = (t0 + t) * 1000000}.
  */
-@ExtendWith(HotKVServerExtension.class)
-class ConcurrencyTest {
+class ConcurrencyTest extends FrozenClockFixture {
   private static final String E_SYNTAX = "ERR syntax error";
   private static final String E_BIG = "ERR invalid limit: must be at most 100000 for ALGO concurrency";
   private static final String E_LEASE = "ERR invalid lease: must be a positive integer";
@@ -43,34 +37,8 @@ class ConcurrencyTest {
   private static final String E_NOTCONC = "ERR limiter is not a concurrency limiter";
   private static final String E_ARITY = "ERR wrong number of arguments for 'ratelimit.release' command";
 
-  private final TestServer server;
-  private HotKV client;
-
   ConcurrencyTest(TestServer server) {
-    this.server = server;
-  }
-
-  private RateLimit open(RedisProtocol protocol) {
-    client = Support.client(server, protocol);
-    fresh();
-    return client.rateLimit();
-  }
-
-  private void fresh() {
-    Support.clean(client);
-    at(0);
-  }
-
-  private void at(long ms) {
-    Support.clock(client.jedis(), Support.T0 + ms);
-  }
-
-  @AfterEach
-  void close() {
-    if (client != null) {
-      Support.raw(client.jedis(), "DEBUG", "CLOCK", "RESET");
-      client.close();
-    }
+    super(server);
   }
 
   /** The first lease id issued at t0 + t ms. */
@@ -78,26 +46,11 @@ class ConcurrencyTest {
     return (Support.T0 + t) * 1_000_000L;
   }
 
-  private static RateLimitResult r(int allowed, long remaining, long retry, long limit, long current) {
-    return new RateLimitResult(allowed != 0, remaining, retry, limit, current);
-  }
-
-  private static RateLimitResult r(
-      int allowed, long remaining, long retry, long limit, long current, long lease) {
-    return new RateLimitResult(allowed != 0, remaining, retry, limit, current, lease);
-  }
-
-  private static void assertServerError(String message, Runnable call) {
-    JedisDataException e = assertThrows(JedisDataException.class, call::run);
-    assertEquals(message, e.getMessage());
-  }
-
   private static final Algorithm CONC = Algorithm.CONCURRENCY;
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void leasesReleasesAndExpiry(RedisProtocol protocol) {
-    RateLimit rl = open(protocol);
+    RateLimit rl = open(protocol).rateLimit();
     // C1: leases to the limit, then a denial whose wait is the oldest lease's expiry.
     assertEquals("OK", rl.create("c", 3, 1000, CONC, null, null));
     assertEquals(r(1, 2, 0, 3, 0, id(0)), rl.check("c", "u"));
@@ -136,10 +89,9 @@ class ConcurrencyTest {
     assertEquals(2, st.totalDenied());
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void costsAndReset(RedisProtocol protocol) {
-    RateLimit rl = open(protocol);
+    RateLimit rl = open(protocol).rateLimit();
     // C4
     rl.create("d", 10, 1000, CONC, null, null);
     assertEquals(r(1, 6, 0, 10, 0, id(0)), rl.check("d", "u", 4L));
@@ -163,10 +115,9 @@ class ConcurrencyTest {
     assertEquals(15, st.totalDenied());
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void shadowAndUpdate(RedisProtocol protocol) {
-    RateLimit rl = open(protocol);
+    RateLimit rl = open(protocol).rateLimit();
     // C6: a shadow denial is let through without a lease.
     assertEquals("OK", rl.create("s", 1, 1000, CONC, null, null, true));
     assertEquals(r(1, 0, 0, 1, 0, id(0)), rl.check("s", "u"));
@@ -191,29 +142,28 @@ class ConcurrencyTest {
     assertEquals(r(0, 0, 2000, 1, 1, 0), rl.check("w", "u"));
     assertServerError(E_BIG, () -> rl.update("w", RateLimitUpdate.of().limit(100_001)));
     assertServerError(E_SYNTAX, () -> rl.update("w", RateLimitUpdate.of().refill(5)));
-    assertServerError(E_SYNTAX, () -> Support.raw(client.jedis(), "RATELIMIT.UPDATE", "w", "DRAIN", "5", "LIMIT", "100001"));
+    assertServerError(E_SYNTAX, () -> raw("RATELIMIT.UPDATE", "w", "DRAIN", "5", "LIMIT", "100001"));
     assertServerError(E_SYNTAX, () -> rl.update("w", RateLimitUpdate.of().drain(5).limit(100_001)));
     st = rl.stats("w");
     assertEquals(1, st.limit());
     assertEquals(2000, st.windowMillis());
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void validation(RedisProtocol protocol) {
-    RateLimit rl = open(protocol);
+    RateLimit rl = open(protocol).rateLimit();
     // C8
     assertServerError(E_BIG, () -> rl.create("x", 100_001, 1000, CONC, null, null));
     assertServerError(E_SYNTAX, () -> rl.create("x", 100_001, 1000, CONC, null, 5.0));
     assertServerError(E_SYNTAX, () -> rl.create("x", 100_001, 1000, CONC, 5.0, null));
-    assertEquals("OK", Support.raw(client.jedis(), "RATELIMIT.CREATE", "x", "100000", "1000", "ALGO", "CONCURRENCY") instanceof byte[] b ? new String(b) : null);
-    assertServerError(E_ARITY, () -> Support.raw(client.jedis(), "RATELIMIT.RELEASE", "x", "u"));
-    assertServerError(E_ARITY, () -> Support.raw(client.jedis(), "RATELIMIT.RELEASE", "x", "u", "1", "2"));
+    assertEquals("OK", raw("RATELIMIT.CREATE", "x", "100000", "1000", "ALGO", "CONCURRENCY"));
+    assertServerError(E_ARITY, () -> raw("RATELIMIT.RELEASE", "x", "u"));
+    assertServerError(E_ARITY, () -> raw("RATELIMIT.RELEASE", "x", "u", "1", "2"));
     assertServerError(E_LEASE, () -> rl.release("x", "u", 0));
     assertServerError(E_LEASE, () -> rl.release("x", "u", -1));
-    assertServerError(E_LEASE, () -> Support.raw(client.jedis(), "RATELIMIT.RELEASE", "x", "u", "abc"));
-    assertServerError(E_LEASE, () -> Support.raw(client.jedis(), "RATELIMIT.RELEASE", "x", "u", "9223372036854775808"));
-    assertServerError(E_LEASE, () -> Support.raw(client.jedis(), "RATELIMIT.RELEASE", "nolimiter", "u", "abc"));
+    assertServerError(E_LEASE, () -> raw("RATELIMIT.RELEASE", "x", "u", "abc"));
+    assertServerError(E_LEASE, () -> raw("RATELIMIT.RELEASE", "x", "u", "9223372036854775808"));
+    assertServerError(E_LEASE, () -> raw("RATELIMIT.RELEASE", "nolimiter", "u", "abc"));
     assertServerError(E_NOTFOUND, () -> rl.release("nolimiter", "u", 1));
     rl.create("api", 10, 1000, null, null, null);
     assertServerError(E_NOTCONC, () -> rl.release("api", "u", 1));
@@ -230,11 +180,9 @@ class ConcurrencyTest {
   }
 
   /** The command objects in a pipeline and in MULTI/EXEC, where replies arrive later. */
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void pipelinesAndTransactions(RedisProtocol protocol) {
-    open(protocol);
-    HotKV c = client;
+    HotKV c = open(protocol);
     try (AbstractPipeline p = c.jedis().pipelined()) {
       Response<String> created = p.executeCommand(HotKVCommands.rateLimitCreate("c", 3, 1000, CONC, null, null, false));
       List<Response<RateLimitResult>> checks = new ArrayList<>();
@@ -278,11 +226,10 @@ class ConcurrencyTest {
    * never observes more than 3 holders at once, every lease is released (RELEASE replies true),
    * ids never repeat, and nothing is left in flight.
    */
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void twentyWorkersNeverExceedTheLimit(RedisProtocol protocol) throws Exception {
-    RateLimit rl = open(protocol);
-    Support.raw(client.jedis(), "DEBUG", "CLOCK", "RESET");
+    RateLimit rl = open(protocol).rateLimit();
+    raw("DEBUG", "CLOCK", "RESET");
     rl.create("jobs", 3, 60_000, CONC, null, null);
     AtomicInteger inFlight = new AtomicInteger();
     AtomicInteger peak = new AtomicInteger();

@@ -8,10 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.AbstractTransaction;
 import redis.clients.jedis.RedisProtocol;
@@ -22,41 +18,20 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * Every method of the typed API against the real server, in RESP2 and RESP3: replies, helpers,
  * the exact server errors, pipelines and transactions.
  */
-@ExtendWith(HotKVServerExtension.class)
-class HotKVClientTest {
-  private final TestServer server;
-  private HotKV client;
-
+class HotKVClientTest extends FrozenClockFixture {
   HotKVClientTest(TestServer server) {
-    this.server = server;
+    super(server);
   }
 
-  private HotKV open(RedisProtocol protocol) {
-    client = Support.client(server, protocol);
-    assertEquals(protocol == RedisProtocol.RESP3 ? 3 : 2, Support.negotiatedProtocol(client.jedis()));
-    Support.clean(client);
-    at(0);
-    return client;
+  /** Every test here also checks that its client speaks the protocol asked for. */
+  @Override
+  protected HotKV open(RedisProtocol protocol) {
+    HotKV c = super.open(protocol);
+    assertEquals(protocol == RedisProtocol.RESP3 ? 3 : 2, Support.negotiatedProtocol(c.jedis()));
+    return c;
   }
 
-  private void at(long ms) {
-    Support.clock(client.jedis(), Support.T0 + ms);
-  }
-
-  @AfterEach
-  void close() {
-    if (client != null) {
-      client.close();
-    }
-  }
-
-  private static void assertServerError(String message, Runnable call) {
-    JedisDataException e = assertThrows(JedisDataException.class, call::run);
-    assertEquals(message, e.getMessage());
-  }
-
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void gcra(RedisProtocol protocol) {
     HotKV c = open(protocol);
     GcraResult r = c.gcra().limit("k", 60_000, 10);
@@ -90,8 +65,7 @@ class HotKVClientTest {
         c.gcra().limit("big", 60_000, Long.MAX_VALUE));
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void throttle(RedisProtocol protocol) {
     HotKV c = open(protocol);
     // 1 per second with bursts of 5 (max_burst 4), redis-cell's example shape.
@@ -113,8 +87,7 @@ class HotKVClientTest {
     assertEquals(1, c.gcra().reset("t"));
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void rateLimit(RedisProtocol protocol) {
     HotKV c = open(protocol);
     RateLimit rl = c.rateLimit();
@@ -159,8 +132,7 @@ class HotKVClientTest {
   }
 
   /** Server errors surface as JedisDataException with the server's exact text. */
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void errors(RedisProtocol protocol) {
     HotKV c = open(protocol);
     Gcra g = c.gcra();
@@ -202,8 +174,7 @@ class HotKVClientTest {
   }
 
   /** The command objects work in pipelines and MULTI/EXEC, where replies arrive later. */
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void pipelinesAndTransactions(RedisProtocol protocol) {
     HotKV c = open(protocol);
     c.rateLimit().create("api", 10, 60_000, null, null, null);
@@ -235,8 +206,7 @@ class HotKVClientTest {
     }
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void wrapsTheGivenClient(RedisProtocol protocol) {
     HotKV c = open(protocol);
     assertSame(c.gcra(), c.gcra());

@@ -75,6 +75,25 @@ class JedisClusterTest {
     }
   }
 
+  /** The workloads' commands through JedisCluster, GCRA through the typed wrapper. */
+  static final ClusterWorkload.Ops OPS =
+      new ClusterWorkload.Ops() {
+        @Override
+        public void set(String key, String value) {
+          assertEquals("OK", jedis.set(key, value));
+        }
+
+        @Override
+        public String get(String key) {
+          return jedis.get(key);
+        }
+
+        @Override
+        public boolean gcraAllowed(String key, long periodMillis, long burst) {
+          return hotkv.gcra().limit(key, periodMillis, burst).allowed();
+        }
+      };
+
   /** What this client surfaces during a failover that an application would retry. */
   static final Predicate<Throwable> RETRYABLE =
       t -> {
@@ -90,24 +109,7 @@ class JedisClusterTest {
   @Order(1)
   void workloadAcrossShards() {
     // SET/GET on many keys: every key lands on its shard's leader and reads back.
-    int n = 1500;
-    int[] perShard = new int[ShardedCluster.SHARDS + 1];
-    for (int i = 0; i < n; i++) {
-      String k = "jc:k:" + i;
-      assertEquals("OK", jedis.set(k, "v" + i));
-      perShard[ShardedCluster.shardOf(ClusterSlots.slot(k))]++;
-    }
-    for (int i = 0; i < n; i++) {
-      assertEquals("v" + i, jedis.get("jc:k:" + i));
-    }
-    // The keys really are spread: each shard's leader holds exactly its share (nothing else
-    // was written yet), read over a plain connection that bypasses the client's routing.
-    for (int s = 1; s <= ShardedCluster.SHARDS; s++) {
-      assertTrue(perShard[s] > n / 5, "shard s" + s + " got " + perShard[s] + " keys");
-      try (Jedis direct = cluster.direct(cluster.leaderOf(s))) {
-        assertEquals(perShard[s], direct.dbSize(), "DBSIZE of shard s" + s + "'s leader");
-      }
-    }
+    ClusterWorkload.spreadAcrossShards(cluster, OPS, "jc:k:", 1500);
 
     // Multi-key commands within one slot (a hash tag) work.
     assertEquals("OK", jedis.mset("{user:1}:a", "1", "{user:1}:b", "2"));
@@ -182,24 +184,7 @@ class JedisClusterTest {
   @Test
   @Order(9)
   void leaderFailover() throws Exception {
-    ClusterWorkload.Ops ops =
-        new ClusterWorkload.Ops() {
-          @Override
-          public void set(String key, String value) {
-            assertEquals("OK", jedis.set(key, value));
-          }
-
-          @Override
-          public String get(String key) {
-            return jedis.get(key);
-          }
-
-          @Override
-          public boolean gcraAllowed(String key, long periodMillis, long burst) {
-            return hotkv.gcra().limit(key, periodMillis, burst).allowed();
-          }
-        };
-    ClusterWorkload.FailoverReport r = ClusterWorkload.failover(cluster, ops, RETRYABLE, 2, 40);
+    ClusterWorkload.FailoverReport r = ClusterWorkload.failover(cluster, OPS, RETRYABLE, 2, 40);
     System.out.println("JedisCluster failover: " + r);
   }
 
@@ -219,25 +204,8 @@ class JedisClusterTest {
   @Test
   @Order(3)
   void slotMovesUnderLoad() throws Exception {
-    ClusterWorkload.Ops ops =
-        new ClusterWorkload.Ops() {
-          @Override
-          public void set(String key, String value) {
-            assertEquals("OK", jedis.set(key, value));
-          }
-
-          @Override
-          public String get(String key) {
-            return jedis.get(key);
-          }
-
-          @Override
-          public boolean gcraAllowed(String key, long periodMillis, long burst) {
-            return hotkv.gcra().limit(key, periodMillis, burst).allowed();
-          }
-        };
     ClusterWorkload.SlotMoveReport r =
-        ClusterWorkload.slotMoves(cluster, ops, MOVE_RETRYABLE, JedisClusterTest::routedPort, 300);
+        ClusterWorkload.slotMoves(cluster, OPS, MOVE_RETRYABLE, JedisClusterTest::routedPort, 300);
     System.out.println("JedisCluster slot moves: " + r);
   }
 

@@ -35,7 +35,6 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.Jedis;
 
 /**
  * Lettuce's {@link RedisClusterClient} against a real 3-shard x 3-node HotKV cluster: routing over
@@ -149,6 +148,25 @@ class LettuceClusterTest {
     return redis.dispatch(GCRA_LIMIT, new ArrayOutput<>(StringCodec.UTF8), args);
   }
 
+  /** The workloads' commands through Lettuce's cluster API, GCRA.LIMIT dispatched. */
+  static final ClusterWorkload.Ops OPS =
+      new ClusterWorkload.Ops() {
+        @Override
+        public void set(String key, String value) {
+          assertEquals("OK", redis.set(key, value));
+        }
+
+        @Override
+        public String get(String key) {
+          return redis.get(key);
+        }
+
+        @Override
+        public boolean gcraAllowed(String key, long periodMillis, long burst) {
+          return gcraLimit(key, periodMillis, burst).get(0).equals(0L);
+        }
+      };
+
   @Test
   @Order(1)
   void topologyFromClusterNodes() {
@@ -166,22 +184,7 @@ class LettuceClusterTest {
   @Test
   @Order(2)
   void workloadAcrossShards() {
-    int n = 1500;
-    int[] perShard = new int[ShardedCluster.SHARDS + 1];
-    for (int i = 0; i < n; i++) {
-      String k = "lc:k:" + i;
-      assertEquals("OK", redis.set(k, "v" + i));
-      perShard[ShardedCluster.shardOf(ClusterSlots.slot(k))]++;
-    }
-    for (int i = 0; i < n; i++) {
-      assertEquals("v" + i, redis.get("lc:k:" + i));
-    }
-    for (int s = 1; s <= ShardedCluster.SHARDS; s++) {
-      assertTrue(perShard[s] > n / 5, "shard s" + s + " got " + perShard[s] + " keys");
-      try (Jedis direct = cluster.direct(cluster.leaderOf(s))) {
-        assertEquals(perShard[s], direct.dbSize(), "DBSIZE of shard s" + s + "'s leader");
-      }
-    }
+    ClusterWorkload.spreadAcrossShards(cluster, OPS, "lc:k:", 1500);
 
     // Multi-key commands within one slot (a hash tag) work.
     assertEquals("OK", redis.mset(Map.of("{user:1}:a", "1", "{user:1}:b", "2")));
@@ -226,24 +229,7 @@ class LettuceClusterTest {
   @Test
   @Order(9)
   void leaderFailover() throws Exception {
-    ClusterWorkload.Ops ops =
-        new ClusterWorkload.Ops() {
-          @Override
-          public void set(String key, String value) {
-            assertEquals("OK", redis.set(key, value));
-          }
-
-          @Override
-          public String get(String key) {
-            return redis.get(key);
-          }
-
-          @Override
-          public boolean gcraAllowed(String key, long periodMillis, long burst) {
-            return gcraLimit(key, periodMillis, burst).get(0).equals(0L);
-          }
-        };
-    ClusterWorkload.FailoverReport r = ClusterWorkload.failover(cluster, ops, RETRYABLE, 2, 40);
+    ClusterWorkload.FailoverReport r = ClusterWorkload.failover(cluster, OPS, RETRYABLE, 2, 40);
     System.out.println("Lettuce failover: " + r);
   }
 
@@ -264,26 +250,9 @@ class LettuceClusterTest {
   @Test
   @Order(4)
   void slotMovesUnderLoad() throws Exception {
-    ClusterWorkload.Ops ops =
-        new ClusterWorkload.Ops() {
-          @Override
-          public void set(String key, String value) {
-            assertEquals("OK", redis.set(key, value));
-          }
-
-          @Override
-          public String get(String key) {
-            return redis.get(key);
-          }
-
-          @Override
-          public boolean gcraAllowed(String key, long periodMillis, long burst) {
-            return gcraLimit(key, periodMillis, burst).get(0).equals(0L);
-          }
-        };
     // Lettuce's own slot map: the partition (upstream) its cluster connection routes a slot to.
     ClusterWorkload.SlotMoveReport r =
-        ClusterWorkload.slotMoves(cluster, ops, MOVE_RETRYABLE,
+        ClusterWorkload.slotMoves(cluster, OPS, MOVE_RETRYABLE,
             slot -> connection.getPartitions().getPartitionBySlot(slot).getUri().getPort(), 300);
     System.out.println("Lettuce slot moves: " + r);
   }

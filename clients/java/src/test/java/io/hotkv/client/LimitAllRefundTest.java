@@ -10,11 +10,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.AbstractTransaction;
 import redis.clients.jedis.RedisProtocol;
@@ -28,8 +24,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * tag (the spec's {@code u} is {@code {v}u}) so that they may share a cluster slot. Each block
  * starts from an empty database with the clock frozen at t0 (DEBUG CLOCK SET).
  */
-@ExtendWith(HotKVServerExtension.class)
-class LimitAllRefundTest {
+class LimitAllRefundTest extends FrozenClockFixture {
   private static final String WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
   private static final String E_NUMLIMITS = "ERR invalid numlimits: must be an integer from 1 to 256";
   private static final String E_SYNTAX = "ERR syntax error";
@@ -41,57 +36,11 @@ class LimitAllRefundTest {
   private static final GcraLimitSpec O = new GcraLimitSpec("{v}o", 1000, 2);
   private static final GcraLimitSpec K = new GcraLimitSpec("{v}k", 60_000, 10);
 
-  private final TestServer server;
-  private HotKV client;
-
   LimitAllRefundTest(TestServer server) {
-    this.server = server;
+    super(server);
   }
 
-  private HotKV open(RedisProtocol protocol) {
-    client = Support.client(server, protocol);
-    fresh();
-    return client;
-  }
-
-  /** A block's start: empty database, clock at t0. */
-  private void fresh() {
-    Support.clean(client);
-    at(0);
-  }
-
-  private void at(long ms) {
-    Support.clock(client.jedis(), Support.T0 + ms);
-  }
-
-  @AfterEach
-  void close() {
-    if (client != null) {
-      Support.raw(client.jedis(), "DEBUG", "CLOCK", "RESET");
-      client.close();
-    }
-  }
-
-  private static GcraResult g(int denied, long limit, long remaining, long retry, long reset) {
-    return new GcraResult(denied != 0, limit, remaining, retry, reset);
-  }
-
-  private static GcraLimitAllResult la(int denied, long retry, GcraResult... limits) {
-    return new GcraLimitAllResult(denied != 0, retry, List.of(limits));
-  }
-
-  private static void assertServerError(String message, Runnable call) {
-    JedisDataException e = assertThrows(JedisDataException.class, call::run);
-    assertEquals(message, e.getMessage());
-  }
-
-  private Object raw(String name, String... args) {
-    Object r = Support.raw(client.jedis(), name, args);
-    return r instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : r;
-  }
-
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void limitAllVectors(RedisProtocol protocol) {
     Gcra gcra = open(protocol).gcra();
     // LA1-LA3c
@@ -144,8 +93,7 @@ class LimitAllRefundTest {
     assertEquals(6000L, raw("PTTL", "{v}k"));
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void limitAllErrors(RedisProtocol protocol) {
     Gcra gcra = open(protocol).gcra();
     // LA8: numlimits the typed API can send (257 limits; no limit at all is an arity error,
@@ -167,8 +115,7 @@ class LimitAllRefundTest {
     assertEquals("hello", raw("GET", "{v}s"));
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void refundVectors(RedisProtocol protocol) {
     Gcra gcra = open(protocol).gcra();
     // RF1-RF3
@@ -214,8 +161,7 @@ class LimitAllRefundTest {
   }
 
   /** The command objects in a pipeline and in MULTI/EXEC, where replies arrive later. */
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void pipelinesAndTransactions(RedisProtocol protocol) {
     HotKV c = open(protocol);
     try (AbstractPipeline p = c.jedis().pipelined()) {

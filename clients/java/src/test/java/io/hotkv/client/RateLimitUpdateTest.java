@@ -9,11 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.AbstractTransaction;
 import redis.clients.jedis.CommandArguments;
@@ -30,8 +26,7 @@ import redis.clients.jedis.util.KeyValue;
  * validation errors, in RESP2 and RESP3, plus pipelines and transactions. Each block starts from
  * an empty server (FLUSHALL drops limiters) with the clock frozen at t0 (DEBUG CLOCK SET).
  */
-@ExtendWith(HotKVServerExtension.class)
-class RateLimitUpdateTest {
+class RateLimitUpdateTest extends FrozenClockFixture {
   private static final String E_SYNTAX = "ERR syntax error";
   private static final String E_LIMIT = "ERR invalid limit: must be a positive integer";
   private static final String E_RATE = "ERR invalid rate: must be a positive number";
@@ -39,59 +34,17 @@ class RateLimitUpdateTest {
       "ERR invalid option: ALGO cannot be changed (drop and create the limiter)";
   private static final String E_NOTFOUND = "ERR limiter not found";
 
-  private final TestServer server;
-  private HotKV client;
-
   RateLimitUpdateTest(TestServer server) {
-    this.server = server;
-  }
-
-  private RateLimit open(RedisProtocol protocol) {
-    client = Support.client(server, protocol);
-    fresh();
-    return client.rateLimit();
-  }
-
-  /** A block's start: empty server, clock at t0. */
-  private void fresh() {
-    Support.clean(client);
-    at(0);
-  }
-
-  private void at(long ms) {
-    Support.clock(client.jedis(), Support.T0 + ms);
-  }
-
-  @AfterEach
-  void close() {
-    if (client != null) {
-      Support.raw(client.jedis(), "DEBUG", "CLOCK", "RESET");
-      client.close();
-    }
-  }
-
-  private static RateLimitResult r(int allowed, long remaining, long retry, long limit, long current) {
-    return new RateLimitResult(allowed != 0, remaining, retry, limit, current);
+    super(server);
   }
 
   private static RateLimitUpdate u() {
     return RateLimitUpdate.of();
   }
 
-  private static void assertServerError(String message, Runnable call) {
-    JedisDataException e = assertThrows(JedisDataException.class, call::run);
-    assertEquals(message, e.getMessage());
-  }
-
-  private Object raw(String name, String... args) {
-    Object r = Support.raw(client.jedis(), name, args);
-    return r instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : r;
-  }
-
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void updateSlidingWindow(RedisProtocol protocol) {
-    RateLimit rl = open(protocol);
+    RateLimit rl = open(protocol).rateLimit();
     // U1: a lowered limit; the key above it waits until its entries age out.
     assertEquals("OK", rl.create("a", 5, 1000, null, null, null));
     assertEquals(r(1, 1, 0, 5, 0), rl.check("a", "u", 4L));
@@ -127,10 +80,9 @@ class RateLimitUpdateTest {
     assertEquals(r(1, 0, 0, 1, 0), rl.check("z", "u"));
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void updateBuckets(RedisProtocol protocol) {
-    RateLimit rl = open(protocol);
+    RateLimit rl = open(protocol).rateLimit();
     // U4: a token bucket's units in use kept across changes of limit and rate.
     rl.create("tb", 10, 1000, Algorithm.TOKEN_BUCKET, null, null);
     assertEquals(r(1, 4, 0, 10, 0), rl.check("tb", "u", 6L));
@@ -169,10 +121,9 @@ class RateLimitUpdateTest {
     assertEquals(0.0, rl.stats("lb").refillPerSecond());
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void updateErrors(RedisProtocol protocol) {
-    RateLimit rl = open(protocol);
+    RateLimit rl = open(protocol).rateLimit();
     // U6
     rl.create("api", 10, 1000, null, null, null);
     assertServerError(
@@ -194,10 +145,9 @@ class RateLimitUpdateTest {
     assertEquals(new RateLimitStats("api", Algorithm.SLIDING_WINDOW, 10, 1000, 0, 0, 0, 0, 0), rl.stats("api"));
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void shadowMode(RedisProtocol protocol) {
-    RateLimit rl = open(protocol);
+    RateLimit rl = open(protocol).rateLimit();
     // S1: every check allowed, the real decision in the other fields.
     assertEquals("OK", rl.create("s", 2, 1000, null, null, null, true));
     assertEquals(r(1, 1, 0, 2, 0), rl.check("s", "u"));
@@ -243,11 +193,9 @@ class RateLimitUpdateTest {
   }
 
   /** The command objects in a pipeline and in MULTI/EXEC, where replies arrive later. */
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void pipelinesAndTransactions(RedisProtocol protocol) {
-    HotKV c = client = Support.client(server, protocol);
-    fresh();
+    HotKV c = open(protocol);
     try (AbstractPipeline p = c.jedis().pipelined()) {
       Response<String> created = p.executeCommand(HotKVCommands.rateLimitCreate("s", 2, 1000, null, null, null, true));
       p.executeCommand(HotKVCommands.rateLimitCheck("s", "u", 2L));

@@ -9,13 +9,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
@@ -392,22 +390,11 @@ final class ShardedCluster implements AutoCloseable {
     } catch (IllegalStateException e) {
       // the JVM is already shutting down: the hook runs anyway
     }
-    try (Stream<Path> s = Files.walk(dir)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    }
+    TestServer.deleteTree(dir);
   }
 
   /** The nearest directory at or above the working directory holding scripts/cluster-demo.sh. */
   private static Path repoRoot() throws IOException {
-    Path d = Path.of("").toAbsolutePath();
-    while (d != null) {
-      if (Files.isRegularFile(d.resolve("scripts/cluster-demo.sh"))) {
-        return d;
-      }
-      d = d.getParent();
-    }
-    throw new IOException("cannot find scripts/cluster-demo.sh above the working directory");
+    return TestServer.dirHolding("scripts/cluster-demo.sh", "");
   }
 }

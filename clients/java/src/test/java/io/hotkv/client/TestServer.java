@@ -117,15 +117,23 @@ public final class TestServer implements AutoCloseable {
 
   /** The nearest directory at or above the working directory holding cmd/hotkv-server. */
   private static Path repoRoot() throws IOException {
+    return dirHolding("cmd/hotkv-server", "; set HOTKV_SERVER_BIN");
+  }
+
+  /**
+   * The nearest directory at or above the working directory holding {@code marker} (the tests
+   * run from clients/java, the server's sources and scripts are at the repository root); the
+   * error says what is missing, then {@code hint}.
+   */
+  static Path dirHolding(String marker, String hint) throws IOException {
     Path dir = Path.of("").toAbsolutePath();
     while (dir != null) {
-      if (Files.isDirectory(dir.resolve("cmd/hotkv-server"))) {
+      if (Files.exists(dir.resolve(marker))) {
         return dir;
       }
       dir = dir.getParent();
     }
-    throw new IOException(
-        "cannot find cmd/hotkv-server above the working directory; set HOTKV_SERVER_BIN");
+    throw new IOException("cannot find " + marker + " above the working directory" + hint);
   }
 
   public static int freePort() throws IOException {
@@ -144,7 +152,8 @@ public final class TestServer implements AutoCloseable {
     deleteTree(dir);
   }
 
-  private static void deleteTree(Path dir) throws IOException {
+  /** Deletes {@code dir} and everything below it (a test's temporary directory). */
+  static void deleteTree(Path dir) throws IOException {
     try (Stream<Path> s = Files.walk(dir)) {
       List<Path> paths = s.sorted(Comparator.reverseOrder()).toList();
       for (Path p : paths) {

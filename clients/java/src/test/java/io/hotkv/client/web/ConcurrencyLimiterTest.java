@@ -6,10 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
 
 import io.hotkv.client.Algorithm;
+import io.hotkv.client.FrozenClockFixture;
 import io.hotkv.client.HotKV;
-import io.hotkv.client.HotKVServerExtension;
 import io.hotkv.client.RateLimitStats;
-import io.hotkv.client.Support;
 import io.hotkv.client.TestServer;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.Filter;
@@ -25,12 +24,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
@@ -46,15 +41,11 @@ import redis.clients.jedis.RedisProtocol;
  * (also when the application throws, when the request went asynchronous and completes, and when
  * another limit refused it), as clients/go/httplimit's TestConcurrencyLimiter checks.
  */
-@ExtendWith(HotKVServerExtension.class)
-class ConcurrencyLimiterTest {
+class ConcurrencyLimiterTest extends FrozenClockFixture {
   static final String CLIENT = "192.0.2.1";
 
-  private final TestServer server;
-  private HotKV client;
-
   ConcurrencyLimiterTest(TestServer server) {
-    this.server = server;
+    super(server);
   }
 
   @BeforeEach
@@ -62,20 +53,12 @@ class ConcurrencyLimiterTest {
     open(RedisProtocol.RESP3);
   }
 
-  private void open(RedisProtocol protocol) {
-    if (client != null) {
-      client.close();
-    }
-    client = Support.client(server, protocol);
-    Support.clean(client);
-    Support.clock(client.jedis(), Support.T0);
-    client.rateLimit().create("inflight", 1, Duration.ofMinutes(1), Algorithm.CONCURRENCY, null, null);
-  }
-
-  @AfterEach
-  void tearDown() {
-    Support.raw(client.jedis(), "DEBUG", "CLOCK", "RESET");
-    client.close();
+  /** Every test here starts with one concurrency limiter, "inflight", of a single lease. */
+  @Override
+  protected HotKV open(RedisProtocol protocol) {
+    HotKV c = super.open(protocol);
+    c.rateLimit().create("inflight", 1, Duration.ofMinutes(1), Algorithm.CONCURRENCY, null, null);
+    return c;
   }
 
   private long inFlight() {
@@ -123,8 +106,7 @@ class ConcurrencyLimiterTest {
     return resp;
   }
 
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void filterReleasesTheLease(RedisProtocol protocol) throws Exception {
     open(protocol);
     Filter f = new RateLimitFilter(HttpRateLimiter.builder(client).limit(Limit.limiter("inflight")).build());

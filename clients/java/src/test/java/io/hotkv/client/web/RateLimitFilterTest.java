@@ -9,10 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.hotkv.client.Algorithm;
+import io.hotkv.client.FrozenClockFixture;
 import io.hotkv.client.HotKV;
-import io.hotkv.client.HotKVServerExtension;
 import io.hotkv.client.RateLimitStats;
-import io.hotkv.client.Support;
 import io.hotkv.client.TestServer;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
@@ -23,12 +22,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
@@ -42,38 +37,16 @@ import redis.clients.jedis.RedisProtocol;
  * container. These mirror clients/go/httplimit's tests, so both middlewares give the same
  * headers for the same traffic (specification section 12).
  */
-@ExtendWith(HotKVServerExtension.class)
-class RateLimitFilterTest {
+class RateLimitFilterTest extends FrozenClockFixture {
   static final String CLIENT = "192.0.2.1";
 
-  private final TestServer server;
-  private HotKV client;
-
   RateLimitFilterTest(TestServer server) {
-    this.server = server;
+    super(server);
   }
 
   @BeforeEach
   void setUp() {
     open(RedisProtocol.RESP3);
-  }
-
-  private void open(RedisProtocol protocol) {
-    if (client != null) {
-      client.close();
-    }
-    client = Support.client(server, protocol);
-    Support.clean(client);
-    at(0);
-  }
-
-  @AfterEach
-  void tearDown() {
-    client.close();
-  }
-
-  private void at(long ms) {
-    Support.clock(client.jedis(), Support.T0 + ms);
   }
 
   static Filter filter(HttpRateLimiter.Builder b) {
@@ -134,8 +107,7 @@ class RateLimitFilterTest {
   }
 
   /** The specification's own example (section 12): V1 and the V4b denial, in both protocols. */
-  @ParameterizedTest
-  @EnumSource(RedisProtocol.class)
+  @EachProtocol
   void gcraHeaders(RedisProtocol protocol) throws Exception {
     open(protocol);
     Filter h = filter(HttpRateLimiter.builder(client).limit(Limit.gcra("api", Duration.ofMinutes(1), 10)));

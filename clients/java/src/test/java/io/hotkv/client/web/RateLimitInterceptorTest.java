@@ -5,16 +5,13 @@ import static org.springframework.test.web.servlet.request.MockMvcRequestBuilder
 import static io.hotkv.client.web.RateLimitFilterTest.body;
 import static io.hotkv.client.web.RateLimitFilterTest.want;
 
+import io.hotkv.client.FrozenClockFixture;
 import io.hotkv.client.HotKV;
-import io.hotkv.client.HotKVServerExtension;
-import io.hotkv.client.Support;
 import io.hotkv.client.TestServer;
 import jakarta.servlet.http.HttpServletRequest;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.mock.web.MockHttpServletResponse;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.RequestBuilder;
@@ -31,13 +28,9 @@ import redis.clients.jedis.RedisProtocol;
  * The Spring MVC interceptor in a real DispatcherServlet (MockMvc standalone setup: Spring MVC
  * without a container or application context) against the real server.
  */
-@ExtendWith(HotKVServerExtension.class)
-class RateLimitInterceptorTest {
-  private final TestServer server;
-  private HotKV client;
-
+class RateLimitInterceptorTest extends FrozenClockFixture {
   RateLimitInterceptorTest(TestServer server) {
-    this.server = server;
+    super(server);
   }
 
   @RestController
@@ -51,14 +44,7 @@ class RateLimitInterceptorTest {
 
   @BeforeEach
   void setUp() {
-    client = Support.client(server, RedisProtocol.RESP2);
-    Support.clean(client);
-    Support.clock(client.jedis(), Support.T0);
-  }
-
-  @AfterEach
-  void tearDown() {
-    client.close();
+    open(RedisProtocol.RESP2);
   }
 
   private static MockMvc mvc(HttpRateLimiter limiter) {
