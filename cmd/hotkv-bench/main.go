@@ -347,6 +347,39 @@ func readResults(path string) (*bench.Results, error) {
 	return res, nil
 }
 
+// mergeSection sets one section of the report (set: the Raft, cluster or RLS results) in
+// out's benchmarks/results.json, keeping every other section, and regenerates benchmarks.md
+// from it. Each section is measured by its own subcommand, on its own schedule. A missing
+// results.json starts empty, unless required (the RLS section needs the suite's first).
+func mergeSection(out string, required bool, set func(*bench.Results)) error {
+	dir := filepath.Join(out, "benchmarks")
+	path := filepath.Join(dir, "results.json")
+	res, err := readResults(path)
+	switch {
+	case err == nil:
+	case os.IsNotExist(err) && !required:
+		res = &bench.Results{}
+	case required:
+		return fmt.Errorf("-out: %w (run the suite first)", err)
+	default:
+		return err
+	}
+	set(res)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	md := filepath.Join(out, "benchmarks.md")
+	if err := os.WriteFile(md, []byte(res.Markdown(bench.ExistingFindings(md))), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, path)
+	return nil
+}
+
 // raftCmd runs the replicated benchmark and, with -out, merges it into the suite's
 // results.json and rewrites benchmarks.md (the rest of the report is kept as it was).
 func raftCmd(ctx context.Context, args []string) error {
@@ -390,29 +423,7 @@ func raftCmd(ctx context.Context, args []string) error {
 	if *out == "" {
 		return nil
 	}
-	dir := filepath.Join(*out, "benchmarks")
-	path := filepath.Join(dir, "results.json")
-	res, err := readResults(path)
-	if err != nil {
-		if !os.IsNotExist(err) {
-			return err
-		}
-		res = &bench.Results{}
-	}
-	res.Raft = rr
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	md := filepath.Join(*out, "benchmarks.md")
-	if err := os.WriteFile(md, []byte(res.Markdown(bench.ExistingFindings(md))), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, path)
-	return nil
+	return mergeSection(*out, false, func(res *bench.Results) { res.Raft = rr })
 }
 
 // rlsCmd measures the Envoy rate limit service: ShouldRateLimit over gRPC, one descriptor per
@@ -449,22 +460,7 @@ func rlsCmd(ctx context.Context, args []string) error {
 	if *out == "" {
 		return nil
 	}
-	dir := filepath.Join(*out, "benchmarks")
-	all, err := readResults(filepath.Join(dir, "results.json"))
-	if err != nil {
-		return fmt.Errorf("-out: %w (run the suite first)", err)
-	}
-	all.RLS = res
-	b, _ := json.MarshalIndent(all, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	md := filepath.Join(*out, "benchmarks.md")
-	if err := os.WriteFile(md, []byte(all.Markdown(bench.ExistingFindings(md))), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s\n", md)
-	return nil
+	return mergeSection(*out, true, func(all *bench.Results) { all.RLS = res })
 }
 
 // clusterCmd runs the sharded benchmark and, with -out, merges it into the suite's
@@ -511,27 +507,5 @@ func clusterCmd(ctx context.Context, args []string) error {
 	if *out == "" {
 		return nil
 	}
-	dir := filepath.Join(*out, "benchmarks")
-	path := filepath.Join(dir, "results.json")
-	res, err := readResults(path)
-	if err != nil {
-		if !os.IsNotExist(err) {
-			return err
-		}
-		res = &bench.Results{}
-	}
-	res.Cluster = cr
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	md := filepath.Join(*out, "benchmarks.md")
-	if err := os.WriteFile(md, []byte(res.Markdown(bench.ExistingFindings(md))), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", md, path)
-	return nil
+	return mergeSection(*out, false, func(res *bench.Results) { res.Cluster = cr })
 }
