@@ -546,6 +546,14 @@ type moveStats struct {
 	Took time.Duration
 }
 
+// migrateStall bounds each reply of a copy (and each write of its stream): a target that
+// stops answering (a paused or wedged leader that keeps its connection open) fails the
+// attempt, which the source retries against whichever node leads the target then. Replies
+// wait for the target group's commit, which an election delays by a second or two. A key so
+// large (hundreds of MB) that its own commit takes longer would fail every attempt: the price
+// of never letting a paused target stall a move for good.
+const migrateStall = 20 * time.Second
+
 // preCopy turns on the pre-copy of a move (below). It is off: with it, the sharded chaos
 // test (tests/chaos/sharded_test.go) saw a source leader that lost its leadership during a
 // move never finish rebuilding itself (2 runs of 5); that is not diagnosed yet. Without it a
@@ -640,6 +648,7 @@ func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct
 		if p, err = sh.s.dialPeer(addr, 10*time.Minute); err != nil {
 			return 0, 0, 0, err
 		}
+		p.stall = migrateStall
 		args := []string{"CLUSTERX", "IMPORTING", strconv.FormatUint(mg.ID, 10)}
 		if !clear {
 			args = append(args, "KEEP")

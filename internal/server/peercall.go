@@ -22,6 +22,11 @@ type peerConn struct {
 	rd       *bufio.Reader
 	w        *bufio.Writer
 	finished chan struct{}
+	// end is the whole conversation's deadline (dialPeer's timeout). stall, when set, also
+	// bounds each reply and each flush: a long conversation (a slot move's copy) that stops
+	// making progress fails then, and its caller retries, instead of waiting out end.
+	end   time.Time
+	stall time.Duration
 }
 
 // dialPeer connects to addr and authenticates; timeout bounds the dial and, as a deadline,
@@ -31,8 +36,9 @@ func (s *Server) dialPeer(addr string, timeout time.Duration) (*peerConn, error)
 	if err != nil {
 		return nil, err
 	}
-	_ = conn.SetDeadline(time.Now().Add(timeout))
-	p := &peerConn{conn: conn, rd: bufio.NewReader(conn), w: bufio.NewWriterSize(conn, 64<<10), finished: make(chan struct{})}
+	end := time.Now().Add(timeout)
+	_ = conn.SetDeadline(end)
+	p := &peerConn{conn: conn, rd: bufio.NewReader(conn), w: bufio.NewWriterSize(conn, 64<<10), finished: make(chan struct{}), end: end}
 	go func() {
 		select {
 		case <-s.ctx.Done():
@@ -75,6 +81,13 @@ func (p *peerConn) send(args ...string) {
 // reply flushes what was sent and reads one reply line; an error reply is returned as an
 // error with its text.
 func (p *peerConn) reply() (string, error) {
+	if p.stall > 0 {
+		d := time.Now().Add(p.stall)
+		if p.end.Before(d) {
+			d = p.end
+		}
+		_ = p.conn.SetDeadline(d)
+	}
 	if p.w.Buffered() > 0 {
 		if err := p.w.Flush(); err != nil {
 			return "", err

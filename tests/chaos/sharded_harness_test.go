@@ -154,6 +154,15 @@ func (sc *shardedCluster) waitFor(what string, d time.Duration, cond func() bool
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
+			// Every running node's goroutines into its log, which the failure prints: a
+			// wait that times out is a hang to explain (a move stuck in a copy, say).
+			for _, g := range sc.shards {
+				for _, n := range g.nodes {
+					if n.Running() {
+						n.DumpGoroutines()
+					}
+				}
+			}
 			sc.t.Fatalf("%s: not within %v", what, d)
 		}
 		time.Sleep(50 * time.Millisecond)
