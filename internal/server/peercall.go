@@ -27,6 +27,10 @@ type peerConn struct {
 	// making progress fails then, and its caller retries, instead of waiting out end.
 	end   time.Time
 	stall time.Duration
+	// broken is the I/O error that ended the conversation: every later reply returns it at
+	// once. Without it a caller draining a pipeline after a stall waited stall again for each
+	// reply still counted in flight (thousands of them in a copy).
+	broken error
 }
 
 // dialPeer connects to addr and authenticates; timeout bounds the dial and, as a deadline,
@@ -81,6 +85,9 @@ func (p *peerConn) send(args ...string) {
 // reply flushes what was sent and reads one reply line; an error reply is returned as an
 // error with its text.
 func (p *peerConn) reply() (string, error) {
+	if p.broken != nil {
+		return "", p.broken
+	}
 	if p.stall > 0 {
 		d := time.Now().Add(p.stall)
 		if p.end.Before(d) {
@@ -90,11 +97,13 @@ func (p *peerConn) reply() (string, error) {
 	}
 	if p.w.Buffered() > 0 {
 		if err := p.w.Flush(); err != nil {
+			p.broken = err
 			return "", err
 		}
 	}
 	line, err := p.rd.ReadString('\n')
 	if err != nil {
+		p.broken = err
 		return "", err
 	}
 	line = strings.TrimRight(line, "\r\n")

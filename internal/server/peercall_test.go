@@ -48,4 +48,14 @@ func TestPeerStall(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("the stalled call took %v", d)
 	}
+	// The replies still counted in flight fail at once: the conversation is over.
+	start = time.Now()
+	for range 100 {
+		if _, err := p.reply(); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("a reply after the stall: %v", err)
+		}
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Fatalf("draining 100 replies after the stall took %v", d)
+	}
 }
