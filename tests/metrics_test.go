@@ -29,6 +29,7 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/server"
 	"github.com/hotkv/hotkv/internal/testutil"
+	"github.com/hotkv/hotkv/internal/testutil/procs"
 )
 
 // httpc never keeps connections, so a closed listener is seen at once.
@@ -435,13 +436,13 @@ func TestMetricsOffByDefault(t *testing.T) {
 	require.Nil(t, s.MetricsAddr())
 }
 
-// freePort returns a loopback port nothing listens on (closed again at once).
+// freePort returns a loopback port nothing listens on, never one it returned before in this
+// test process (procs.FreePort): a cluster's Raft and meta ports, picked at different times,
+// must differ.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := procs.FreePort()
 	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
 	return port
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkv/hotkv/internal/freeport"
 )
 
 // Proc is a server process the suite started.
@@ -26,15 +27,9 @@ type Proc struct {
 	log   *os.File
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort asks the kernel for a free loopback port, one this process has not handed out
+// before (a cluster's client, Raft and meta ports are picked one after another).
+func freePort() (int, error) { return freeport.Get() }
 
 // RaiseFileLimit lifts this process's open-file limit to its hard limit before servers are
 // started, so they (which inherit it) and the load generator can hold ten thousand

@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/internal/freeport"
 )
 
 var (
@@ -143,16 +145,10 @@ func repoRoot() (string, error) {
 	}
 }
 
-// FreePort asks the kernel for a loopback port that is free right now. Another process may
-// take it before the server binds it; Start retries on a new port when that happens.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort returns a loopback port for a node (freeport.Get: free now, never handed out
+// before in this process). Another process may take it before the server binds it; Start
+// retries on a new port when that happens.
+func FreePort() (int, error) { return freeport.Get() }
 
 // LogBuffer collects a process's output, written by its pipes while tests read it; a node's
 // keeps every run's.
