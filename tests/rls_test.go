@@ -110,48 +110,20 @@ const (
 	rlsOver = rlpb.RateLimitResponse_OVER_LIMIT
 )
 
-// envoyproxy/ratelimit's README examples (the same as internal/rls's unit tests), decided
-// with the default algorithm, GCRA with burst = requests_per_unit.
-const rlsReadme = `
-domain: mongo_cps
-descriptors:
-  - key: database
-    value: users
-    rate_limit:
-      unit: second
-      requests_per_unit: 500
-  - key: database
-    value: default
-    rate_limit:
-      unit: second
-      requests_per_unit: 500
----
-domain: messaging
-descriptors:
-  - key: message_type
-    value: marketing
-    descriptors:
-      - key: to_number
-        rate_limit:
-          unit: day
-          requests_per_unit: 5
-  - key: to_number
-    rate_limit:
-      unit: day
-      requests_per_unit: 100
----
-domain: edge_proxy_per_ip
-descriptors:
-  - key: remote_address
-    rate_limit:
-      unit: second
-      requests_per_unit: 10
-  - key: remote_address
-    value: 50.0.0.5
-    rate_limit:
-      unit: second
-      requests_per_unit: 0
-`
+// rlsReadme is envoyproxy/ratelimit's README examples, the files internal/rls's unit tests
+// parse, as one configuration; decided with the default algorithm, GCRA with burst =
+// requests_per_unit.
+var rlsReadme = func() string {
+	var docs []string
+	for _, name := range []string{"mongo_cps", "messaging", "edge_proxy_per_ip"} {
+		b, err := os.ReadFile(filepath.Join("..", "internal", "rls", "testdata", "readme", name+".yaml"))
+		if err != nil {
+			panic(err)
+		}
+		docs = append(docs, string(b))
+	}
+	return strings.Join(docs, "---\n")
+}()
 
 func TestRLSReadmeExamplesGCRA(t *testing.T) {
 	e := startRLS(t, 2, rlsReadme)

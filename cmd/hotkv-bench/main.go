@@ -315,14 +315,24 @@ func suiteCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s\n", md)
-	for _, t := range res.Targets() {
+	printTargets(res.Targets())
+	return nil
+}
+
+// printTargets prints each target with its bar, the measured value and whether it is met,
+// in columns as wide as the longest entry.
+func printTargets(ts []bench.Target) {
+	w := [3]int{}
+	for _, t := range ts {
+		w = [3]int{max(w[0], len(t.What)), max(w[1], len(t.Bar)), max(w[2], len(t.Measured))}
+	}
+	for _, t := range ts {
 		mark := "met"
 		if !t.Met {
 			mark = "NOT MET"
 		}
-		fmt.Printf("%-80s %-7s %6s  %s\n", t.What, t.Bar, t.Measured, mark)
+		fmt.Printf("%-*s %-*s %*s  %s\n", w[0], t.What, w[1], t.Bar, w[2], t.Measured, mark)
 	}
-	return nil
 }
 
 func splitList(s string) []string {
@@ -413,13 +423,7 @@ func raftCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range rr.Targets() {
-		mark := "met"
-		if !t.Met {
-			mark = "NOT MET"
-		}
-		fmt.Printf("%-100s %-8s %9s  %s\n", t.What, t.Bar, t.Measured, mark)
-	}
+	printTargets(rr.Targets())
 	if *out == "" {
 		return nil
 	}

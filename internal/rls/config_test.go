@@ -7,58 +7,23 @@ import (
 	"testing"
 )
 
-// The configurations below are envoyproxy/ratelimit's README examples (its "Examples"
-// section), with the decisions its README describes for them.
-const exampleMongo = `
-domain: mongo_cps
-descriptors:
-  - key: database
-    value: users
-    rate_limit:
-      unit: second
-      requests_per_unit: 500
+// envoyproxy/ratelimit's README examples (its "Examples" section), with the decisions its
+// README describes for them: three in testdata/readme (tests/rls_test.go serves them from a
+// real server too), and two below.
+var (
+	exampleMongo     = readExample("mongo_cps")
+	exampleMessaging = readExample("messaging")
+	examplePerIP     = readExample("edge_proxy_per_ip")
+)
 
-  - key: database
-    value: default
-    rate_limit:
-      unit: second
-      requests_per_unit: 500
-`
-
-const exampleMessaging = `
-domain: messaging
-descriptors:
-  # Only allow 5 marketing messages a day
-  - key: message_type
-    value: marketing
-    descriptors:
-      - key: to_number
-        rate_limit:
-          unit: day
-          requests_per_unit: 5
-
-  # Only allow 100 messages a day to any unique phone number
-  - key: to_number
-    rate_limit:
-      unit: day
-      requests_per_unit: 100
-`
-
-const examplePerIP = `
-domain: edge_proxy_per_ip
-descriptors:
-  - key: remote_address
-    rate_limit:
-      unit: second
-      requests_per_unit: 10
-
-  # Black list IP
-  - key: remote_address
-    value: 50.0.0.5
-    rate_limit:
-      unit: second
-      requests_per_unit: 0
-`
+// readExample reads testdata/readme/<name>.yaml.
+func readExample(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "readme", name+".yaml"))
+	if err != nil {
+		panic(err)
+	}
+	return "\n" + string(b)
+}
 
 const exampleShadowWildcard = `
 domain: example
