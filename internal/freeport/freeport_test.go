@@ -17,3 +17,22 @@ func TestNeverTwice(t *testing.T) {
 		seen[p] = true
 	}
 }
+
+// TestBelowEphemeral: ports come from below the kernel's ephemeral range, from which outgoing
+// connections take their local ports, so a port handed out for a server started later cannot
+// have become the local end of a connection meanwhile.
+func TestBelowEphemeral(t *testing.T) {
+	start := ephemeralStart()
+	if start-lowest < 1000 {
+		t.Skipf("the ephemeral range starts at %d: no room below it", start)
+	}
+	for range 200 {
+		p, err := Get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p < lowest || p >= start {
+			t.Fatalf("port %d is outside %d-%d", p, lowest, start-1)
+		}
+	}
+}

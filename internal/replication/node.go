@@ -239,30 +239,30 @@ func (n *Node) closeStores() {
 
 // Bootstrap starts a new group of one voter, this node, when it has no state yet.
 func (n *Node) Bootstrap() error {
-	return n.Raft.BootstrapCluster(raft.Configuration{Servers: []raft.Server{
-		{Suffrage: raft.Voter, ID: raft.ServerID(n.cfg.NodeID), Address: n.trans.LocalAddr()}}}).Error()
+	return n.Await(n.Raft.BootstrapCluster(raft.Configuration{Servers: []raft.Server{
+		{Suffrage: raft.Voter, ID: raft.ServerID(n.cfg.NodeID), Address: n.trans.LocalAddr()}}}))
 }
 
 // AddVoter adds (or updates) a voting member; only the leader can.
 func (n *Node) AddVoter(id, addr string) error {
-	return n.Raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error()
+	return n.Await(n.Raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second))
 }
 
 // AddNonvoter adds (or updates) a member that receives the log but does not vote: the meta
 // group's members beyond its voters, which need the slot map but not a say in it.
 func (n *Node) AddNonvoter(id, addr string) error {
-	return n.Raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second).Error()
+	return n.Await(n.Raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, 10*time.Second))
 }
 
 // Remove removes a member; only the leader can.
 func (n *Node) Remove(id string) error {
-	return n.Raft.RemoveServer(raft.ServerID(id), 0, 10*time.Second).Error()
+	return n.Await(n.Raft.RemoveServer(raft.ServerID(id), 0, 10*time.Second))
 }
 
 // Transfer hands leadership to id, or to the most up-to-date follower when id is empty.
 func (n *Node) Transfer(id string) error {
 	if id == "" {
-		return n.Raft.LeadershipTransfer().Error()
+		return n.Await(n.Raft.LeadershipTransfer())
 	}
 	cf := n.Raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
@@ -270,7 +270,7 @@ func (n *Node) Transfer(id string) error {
 	}
 	for _, s := range cf.Configuration().Servers {
 		if string(s.ID) == id {
-			return n.Raft.LeadershipTransferToServer(s.ID, s.Address).Error()
+			return n.Await(n.Raft.LeadershipTransferToServer(s.ID, s.Address))
 		}
 	}
 	return fmt.Errorf("no member %q", id)
@@ -350,11 +350,37 @@ type ResultFSM interface {
 	ApplyErr(index, term uint64, data []byte) error
 }
 
+// Await waits for f, a future of this node's Raft, and returns its error, or
+// raft.ErrRaftShutdown once the node is closed. Every wait on one of the node's futures goes
+// through it, because hashicorp/raft (v1.8.0) may never answer a future still queued when it
+// shuts down, and its Apply and Barrier futures do not watch the shutdown (hashicorp/raft#498,
+// open): an Apply racing the shutdown can land in the apply channel's buffer (BatchApplyCh)
+// after the main loop has gone, and committed batches still buffered for the FSM are dropped.
+// A leader that lost its leadership rebuilds itself on a new node (server/raft.go), so a wait
+// on the old node's future lasted for good: the sharded chaos test caught the batch completer
+// stuck on one, with every later write of the new leadership waiting behind it. The goroutine
+// that waits for f outlives a close only while f stays unanswered.
+func (n *Node) Await(f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-n.closed:
+		select {
+		case err := <-done: // answered as the node closed: the answer stands
+			return err
+		default:
+			return raft.ErrRaftShutdown
+		}
+	}
+}
+
 // Propose appends data to the log, waits until it is applied here, and returns the
 // ResultFSM's outcome; only the leader can.
 func (n *Node) Propose(data []byte, timeout time.Duration) error {
 	f := n.Raft.Apply(data, timeout)
-	if err := f.Error(); err != nil {
+	if err := n.Await(f); err != nil {
 		if errors.Is(err, raft.ErrNotLeader) {
 			return ErrNotLeader
 		}

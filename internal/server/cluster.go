@@ -116,7 +116,7 @@ func (r *replState) announce(id, addr string, applied int64) error {
 	if r.memberAddr(id) == addr {
 		return nil
 	}
-	return node.Raft.Apply(memberPayload(entryMember, addr, id), 10*time.Second).Error()
+	return node.Await(node.Raft.Apply(memberPayload(entryMember, addr, id), 10*time.Second))
 }
 
 // Liveness. Raft knows whether the leader is alive, but no node knows whether the other

@@ -339,7 +339,7 @@ func (sh *shardState) proposeSlots(e slotsEntry) error {
 	defer r.world.RUnlock()
 	e.Nonce = r.nonceA.Load()
 	b, _ := json.Marshal(e)
-	if err := node.Raft.Apply(append([]byte{entrySlots}, b...), 10*time.Second).Error(); err != nil {
+	if err := node.Await(node.Raft.Apply(append([]byte{entrySlots}, b...), 10*time.Second)); err != nil {
 		return err
 	}
 	switch e.Op {
@@ -425,7 +425,7 @@ func (sh *shardState) migrator() {
 func (sh *shardState) migrationLive(id uint64) (bool, error) {
 	addr, me := sh.leaderAddr()
 	if me {
-		if err := sh.node.Raft.Barrier(metaTimeout).Error(); err != nil {
+		if err := sh.node.Await(sh.node.Raft.Barrier(metaTimeout)); err != nil {
 			return false, err
 		}
 		_, ok := sh.fsm.View().Migration(id)
@@ -957,7 +957,7 @@ func (s *Server) ClusterXRebalance() (int, error) {
 		}
 		return strconv.Atoi(strings.TrimPrefix(line, ":"))
 	}
-	if err := sh.node.Raft.Barrier(metaTimeout).Error(); err != nil {
+	if err := sh.node.Await(sh.node.Raft.Barrier(metaTimeout)); err != nil {
 		return 0, err
 	}
 	ops, err := sh.fsm.Map().Plan()

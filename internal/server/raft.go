@@ -146,8 +146,9 @@ type replState struct {
 }
 
 type inflight struct {
-	f  interface{ Error() error }
-	hi uint64
+	f    interface{ Error() error }
+	node *replication.Node // whose Raft f belongs to: a wait ends when it closes
+	hi   uint64
 }
 
 // startRaft starts the node: the store is empty, and Raft restores the latest snapshot and
@@ -293,15 +294,21 @@ func (r *replState) proposer() {
 			r.lose()
 			continue
 		}
-		r.futures <- inflight{f: node.Raft.Apply(payload, 0), hi: hi}
+		r.futures <- inflight{f: node.Raft.Apply(payload, 0), node: node, hi: hi}
 	}
 }
 
 // completer waits for the proposed batches in order and acknowledges their effects.
 func (r *replState) completer() {
 	for b := range r.futures {
-		err := b.f.Error()
+		err := b.node.Await(b.f)
 		<-r.sem
+		if err != nil && b.node != r.getNode() {
+			// The batch's node was closed to be rebuilt (reset) or for good: the step-down
+			// that led there settled every effect appended by then as lost. Stepping down
+			// again would void the leadership of the node that replaces it.
+			continue
+		}
 		if err != nil {
 			r.stepDown("a replicated batch failed: "+err.Error(), true)
 			r.lose()
@@ -411,7 +418,7 @@ func (r *replState) promote(epoch uint64) {
 	r.mu.Unlock()
 	payload := append([]byte{entryLeader}, self...)
 	payload = append(append(payload, 0), node.ID()...)
-	if err := node.Raft.Apply(payload, 10*time.Second).Error(); err != nil {
+	if err := node.Await(node.Raft.Apply(payload, 10*time.Second)); err != nil {
 		r.s.log.Warn("New leader could not commit its leader entry", "err", err)
 		return
 	}

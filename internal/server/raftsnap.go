@@ -101,7 +101,7 @@ func (r *replState) leaderSnapshot(node *replication.Node, wait bool) error {
 			<-r.encoded
 		}
 		f := node.Raft.Snapshot()
-		go func() { done <- f.Error() }()
+		go func() { done <- node.Await(f) }()
 		select {
 		case n := <-r.encoded:
 			if n < 0 {
@@ -137,7 +137,7 @@ func (s *Server) RaftSnapshot() error {
 		return r.leaderSnapshot(node, true)
 	}
 	r.forceSnap.Store(true)
-	if err := node.Raft.Snapshot().Error(); err != nil {
+	if err := node.Await(node.Raft.Snapshot()); err != nil {
 		return errors.New("ERR " + err.Error())
 	}
 	return nil
