@@ -16,7 +16,7 @@ type ClusterAdmin interface {
 	ClusterXMap() ([]byte, error)
 	ClusterXStatus() ([][2]string, error)
 	ClusterXMigrate(r cluster.Range, to string) error
-	ClusterXImporting(mig uint64, keep bool) (start, end int, session uint64, err error)
+	ClusterXImporting(mig uint64, keep bool, keepSession uint64) (start, end int, session uint64, err error)
 	ClusterXRebalance() (int, error)
 }
 
@@ -73,7 +73,7 @@ func clusterxCommands() []*Command {
 			sub("rebalance", 2, "O(N) where N is the number of slot ranges", "",
 				"Spreads the slots evenly over the shards (assignments and moves)", clusterxRebalance),
 			sub("migrate", 5, "O(1)", "start-slot end-slot shard", "Starts moving slots to another shard", clusterxMigrate),
-			sub("importing", -3, "O(N) where N is the number of keys in the slots", "migration-id [KEEP]",
+			sub("importing", -3, "O(N) where N is the number of keys in the slots", "migration-id [KEEP session]",
 				"Prepares this connection to stream a slot move into this shard (internal)", clusterxImporting),
 			help, mp, st,
 		}}}
@@ -180,21 +180,30 @@ func clusterxImporting(c *Ctx) {
 		c.Error(ErrNotInt)
 		return
 	}
-	keep := false
+	keep, keepSession := false, int64(0)
 	switch {
-	case len(c.Args) == 4 && EqualFold(c.Args[3], "keep"):
+	case len(c.Args) == 5 && EqualFold(c.Args[3], "keep"):
+		// KEEP continues the stream of an earlier IMPORTING, named by its session.
+		if keepSession, ok = c.intInRange(4, 1, 1<<63-1); !ok {
+			c.Error(ErrNotInt)
+			return
+		}
 		keep = true
 	case len(c.Args) > 3:
 		c.Error(ErrSyntax)
 		return
 	}
-	start, end, session, err := ca.ClusterXImporting(uint64(mig), keep)
+	start, end, session, err := ca.ClusterXImporting(uint64(mig), keep, uint64(keepSession))
 	if err != nil {
 		raftReply(c, err)
 		return
 	}
 	c.Client.Importing.Mig, c.Client.Importing.Start, c.Client.Importing.End = uint64(mig), start, end
-	c.W.Int(int64(session)) // the import's session (0 for KEEP), which the source reports the move done with
+	c.Client.Importing.Session = session
+	if keep {
+		session = 0 // a KEEP stream reports nothing new: the source reports with the first one's
+	}
+	c.W.Int(int64(session)) // the import's session, which the source reports the move done with
 }
 
 func clusterxRebalance(c *Ctx) {

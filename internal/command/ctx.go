@@ -35,10 +35,12 @@ const (
 // SETNAME ...). The server owns the connection and embeds this.
 type Client struct {
 	// Importing is set on the connection a sharded cluster's slot move streams on (CLUSTERX
-	// IMPORTING): its commands may write slots of that migration before this shard owns them.
+	// IMPORTING): its commands may write slots of that migration before this shard owns them,
+	// as long as Session is the migration's latest import here.
 	Importing struct {
 		Mig        uint64
 		Start, End int
+		Session    uint64
 	}
 	// Gated is set when the table's Gate let a keyspace command of this client run
 	// (replicated mode): its replies then depend on the commit of what it wrote.

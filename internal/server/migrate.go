@@ -61,6 +61,9 @@ type slotsEntry struct {
 	// Nonce is the proposing leadership's (replState.nonce): that leader deletes the keys of
 	// a drop or clear itself, and its apply goroutine skips the deletion (proposeSlots).
 	Nonce uint64 `json:"nonce,omitempty"`
+	// Session, in a clear, names the import it begins: from then on only the connection that
+	// asked for it may stream the migration's keys here (shardState.route).
+	Session uint64 `json:"session,omitempty"`
 }
 
 // fenceState is a shard's fences: the replicated ones (FSM state, in the Raft snapshots) and
@@ -78,6 +81,11 @@ type fenceState struct {
 	epoch *[cluster.Slots]uint64
 	// ownLive is what the last slots entry this leader proposed still applied to (current).
 	ownLive []cluster.Range
+	// imports is, per migration into this shard, the session of its latest clear entry: the
+	// only import stream allowed to write its slots (an earlier one belongs to a copy that a
+	// newer one replaced). Derived from the log and not in snapshots: a node restarted from a
+	// snapshot has no stream of before, and every new stream begins with a clear.
+	imports map[uint64]uint64
 	local   *cluster.Range
 	// fenced is published by publish (under mu), nil while no slot is fenced: the command
 	// path reads it with one atomic load.
@@ -123,6 +131,7 @@ func (sh *shardState) setFences(fs, epochs []slotFence) {
 	f.mu.Lock()
 	f.fences = append([]slotFence(nil), fs...)
 	f.epoch = nil
+	f.imports = nil
 	for _, e := range epochs {
 		if f.epoch == nil {
 			f.epoch = new([cluster.Slots]uint64)
@@ -237,6 +246,14 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 			sh.s.log.Info("Dropped the keys of slots moved to another shard", "slots", e.Slots.String(), "keys", n)
 		}
 	case "clear":
+		if e.Session != 0 {
+			f.mu.Lock()
+			if f.imports == nil {
+				f.imports = map[uint64]uint64{}
+			}
+			f.imports[e.Mig] = e.Session
+			f.mu.Unlock()
+		}
 		n := 0
 		if !own {
 			for _, r := range live {
@@ -263,6 +280,14 @@ func (sh *shardState) applySlots(index uint64, data []byte) {
 	default:
 		sh.s.log.Error("Unknown slots entry in the Raft log", "index", index, "op", e.Op)
 	}
+}
+
+// importSession is the session of migration mig's latest import here (0: none known).
+func (sh *shardState) importSession(mig uint64) uint64 {
+	f := &sh.fence
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.imports[mig]
 }
 
 // fencedBy returns the ranges still fenced for migration mig (a clear may have cut them),
@@ -317,11 +342,15 @@ func (sh *shardState) dropSlots(r cluster.Range) int {
 }
 
 // proposeSlots logs a slots entry in this node's data group (it must lead) and waits until it
-// is applied here. For a drop or a clear, the leader then deletes the slots' keys itself,
-// with the world held shared from before the proposal: a leader snapshot (which stops the
-// world) then sees either none of the deletion or all of it, and the apply goroutine, which
-// skips the entry's deletion here (applySlots), never waits for the shard locks such a
-// snapshot holds while it waits for that goroutine.
+// is applied here. For a drop or a clear, the leader then deletes the slots' keys itself (the
+// apply goroutine, which skips the entry's deletion here (applySlots), never waits for the
+// shard locks a leader snapshot holds while it waits for that goroutine), with the world
+// stopped from before the proposal to the end of the deletion, and every effect appended
+// before it committed first: the entry then sits in the log exactly where the deletion
+// happened among the leader's commands. With the world only shared, an effect computed before
+// the deletion could reach the log after the entry: the denied-totals flush journaled a
+// moved limiter's totals after its drop, and the followers, which had dropped it, failed that
+// effect and differed from the leader (the sharded chaos test with pre-copy on).
 func (sh *shardState) proposeSlots(e slotsEntry) error {
 	r := sh.s.repl
 	node := r.getNode()
@@ -334,9 +363,15 @@ func (sh *shardState) proposeSlots(e slotsEntry) error {
 		// the move back's clear.
 		sh.dropMu.Lock()
 		defer sh.dropMu.Unlock()
+		r.world.Lock()
+		defer r.world.Unlock()
+		if !r.waitDurable(r.appendedA.Load(), 10*time.Second) {
+			return errors.New("the writes before the " + e.Op + " did not commit")
+		}
+	} else {
+		r.world.RLock()
+		defer r.world.RUnlock()
 	}
-	r.world.RLock()
-	defer r.world.RUnlock()
 	e.Nonce = r.nonceA.Load()
 	b, _ := json.Marshal(e)
 	if err := node.Await(node.Raft.Apply(append([]byte{entrySlots}, b...), 10*time.Second)); err != nil {
@@ -475,7 +510,7 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 	if pre {
 		// Pre-copy with the range still served, tracking what changes meanwhile.
 		sh.track.start(mg.Slots)
-		if keys, limiters, session, err = sh.copySlots(mg, nil, true); err != nil {
+		if keys, limiters, session, err = sh.copySlots(mg, nil, 0); err != nil {
 			sh.track.stop()
 			return err
 		}
@@ -489,12 +524,9 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 		sh.setLocalFence(&slots)
 		target := r.appendedA.Load()
 		r.world.Unlock()
-		for deadline := time.Now().Add(10 * time.Second); r.durable.Load() < target; {
-			if !r.servingA.Load() || time.Now().After(deadline) {
-				sh.track.stop()
-				return errors.New("the writes before the fence did not commit")
-			}
-			time.Sleep(time.Millisecond)
+		if !r.waitDurable(target, 10*time.Second) {
+			sh.track.stop()
+			return errors.New("the writes before the fence did not commit")
 		}
 		if pre {
 			changed, wide = sh.track.stop()
@@ -505,13 +537,13 @@ func (sh *shardState) migrate(mg cluster.Migration) error {
 	}
 	if pre && !wide {
 		// Only what changed during the pre-copy.
-		if tail, _, _, err = sh.copySlots(mg, changed, false); err != nil {
+		if tail, _, _, err = sh.copySlots(mg, changed, session); err != nil {
 			return err
 		}
 	} else {
 		// All of R under the fence: a retry or a new leader of the source (what changed since
 		// a first copy is unknown there), pre-copy off, or a FLUSHALL/SWAPDB meanwhile.
-		if keys, limiters, session, err = sh.copySlots(mg, nil, true); err != nil {
+		if keys, limiters, session, err = sh.copySlots(mg, nil, 0); err != nil {
 			return err
 		}
 	}
@@ -625,10 +657,11 @@ func (sh *shardState) note(e store.Effect) {
 const migratePipeline = 1024
 
 // copySlots streams R's keys and limiters to the target shard's leader: all of them when
-// only is nil (clear: the target first deletes what it holds in R), else the tracked keys and
-// limiters in only, each copied if it exists here and deleted there if it does not.
-// It also returns the import session the target replied (0 for a KEEP stream).
-func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct{}, clear bool) (keys, limiters int, session uint64, err error) {
+// only is nil (a new import: the target first deletes what it holds in R), else the tracked
+// keys and limiters in only, each copied if it exists here and deleted there if it does not,
+// on the import keepSession names (KEEP). It also returns the import session the target
+// replied (0 for a KEEP stream).
+func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct{}, keepSession uint64) (keys, limiters int, session uint64, err error) {
 	v := sh.fsm.View()
 	var target *cluster.ShardView
 	for i := range v.Shards {
@@ -650,8 +683,8 @@ func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct
 		}
 		p.stall = migrateStall
 		args := []string{"CLUSTERX", "IMPORTING", strconv.FormatUint(mg.ID, 10)}
-		if !clear {
-			args = append(args, "KEEP")
+		if keepSession != 0 {
+			args = append(args, "KEEP", strconv.FormatUint(keepSession, 10))
 		}
 		var line string
 		if line, err = p.call(args...); err == nil {
@@ -703,6 +736,12 @@ func (sh *shardState) copySlots(mg cluster.Migration, only map[trackedKey]struct
 			sent()
 		}
 		for i := 0; i < d.NumShards() && firstErr == nil; i++ {
+			if !sh.s.repl.servingA.Load() {
+				// Deposed: the new leader copies again (the target refuses this stream once
+				// that copy begins); streaming on would only load the target for nothing.
+				firstErr = errors.New("lost the leadership of the source shard during the copy")
+				break
+			}
 			s := d.Shard(i)
 			batch = batch[:0]
 			s.Lock()
@@ -886,9 +925,10 @@ func limiterCreateArgs(l *store.Limiter) []string {
 // importing prepares this shard's leader for an import of migration mig and returns the
 // import's session: recorded in the map first (a copy streaming into an earlier import of mig
 // can no longer report the move done), then a clear entry deletes what this shard holds in
-// the range. A KEEP stream (the tail of a pre-copied move) continues the session of the
-// stream before it: no new session, no clear.
-func (sh *shardState) importing(mig uint64, keep bool) (cluster.Range, uint64, error) {
+// the range and makes the session the only one whose connection may stream the range here. A
+// KEEP stream (the tail of a pre-copied move) continues the session it names, if that is
+// still the latest: no new session, no clear.
+func (sh *shardState) importing(mig uint64, keep bool, keepSession uint64) (cluster.Range, uint64, error) {
 	mg, ok := sh.fsm.View().Migration(mig)
 	if !ok {
 		return cluster.Range{}, 0, fmt.Errorf("no migration %d in progress here", mig)
@@ -904,7 +944,12 @@ func (sh *shardState) importing(mig uint64, keep bool) (cluster.Range, uint64, e
 		return cluster.Range{}, 0, errors.New(errNoLeader)
 	}
 	if keep {
-		return mg.Slots, 0, nil // the second stream of a pre-copied move: what changed meanwhile
+		// The second stream of a pre-copied move (what changed meanwhile) continues the first:
+		// only while no newer copy has cleared the range since.
+		if cur := sh.importSession(mig); cur == 0 || cur != keepSession {
+			return cluster.Range{}, 0, errors.New("TRYAGAIN the import to continue was replaced by a newer copy")
+		}
+		return mg.Slots, keepSession, nil
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -912,19 +957,19 @@ func (sh *shardState) importing(mig uint64, keep bool) (cluster.Range, uint64, e
 	if err := sh.apply(&cluster.Op{Kind: "importing", Mig: mig, Session: session}); err != nil {
 		return cluster.Range{}, 0, err
 	}
-	if err := sh.proposeSlots(slotsEntry{Op: "clear", Mig: mig, Slots: mg.Slots}); err != nil {
+	if err := sh.proposeSlots(slotsEntry{Op: "clear", Mig: mig, Slots: mg.Slots, Session: session}); err != nil {
 		return cluster.Range{}, 0, err
 	}
 	return mg.Slots, session, nil
 }
 
 // ClusterXImporting implements command.ClusterAdmin.
-func (s *Server) ClusterXImporting(mig uint64, keep bool) (start, end int, session uint64, err error) {
+func (s *Server) ClusterXImporting(mig uint64, keep bool, keepSession uint64) (start, end int, session uint64, err error) {
 	sh, err := s.shardsOrErr()
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	rg, session, err := sh.importing(mig, keep)
+	rg, session, err := sh.importing(mig, keep, keepSession)
 	return rg.Start, rg.End, session, err
 }
 

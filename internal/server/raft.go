@@ -326,6 +326,19 @@ func (r *replState) completer() {
 	}
 }
 
+// waitDurable waits until every effect appended up to target is committed, and reports
+// false if this node stops serving or d passes first.
+func (r *replState) waitDurable(target uint64, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for r.durable.Load() < target {
+		if !r.servingA.Load() || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return true
+}
+
 // lose settles every effect appended so far as lost and wakes the connections waiting.
 func (r *replState) lose() {
 	r.waitMu.Lock()

@@ -84,14 +84,7 @@ func (r *replState) leaderSnapshot(node *replication.Node, wait bool) error {
 		defer r.s.store.UnlockAll()
 		gen := r.lossGen.Load()
 		target := r.appendedA.Load()
-		deadline := time.Now().Add(2 * time.Second)
-		for r.durable.Load() < target {
-			if !r.servingA.Load() || time.Now().After(deadline) {
-				return errNotFrozen
-			}
-			time.Sleep(100 * time.Microsecond)
-		}
-		if !r.servingA.Load() || r.lossGen.Load() != gen {
+		if !r.waitDurable(target, 2*time.Second) || r.lossGen.Load() != gen {
 			return errNotFrozen
 		}
 		// frozenAt is the cut plus one, so that a leader that appended nothing yet has one.

@@ -301,6 +301,16 @@ func (sh *shardState) route(c *command.Ctx, cmd *command.Command) string {
 		return ""
 	}
 	v := sh.fsm.View()
+	if im := &c.Client.Importing; im.Mig != 0 && slot >= im.Start && slot <= im.End {
+		// The stream of a slot move into this shard (migrate.go), only while it is the
+		// migration's latest import: the stream of a copy that a newer one replaced (its
+		// source leader was deposed mid-copy and kept streaming) would otherwise overwrite the
+		// newer copy's keys, or, once the move is done, keys that clients changed since.
+		if _, ok := v.Migration(im.Mig); ok && im.Session != 0 && sh.importSession(im.Mig) == im.Session {
+			return ""
+		}
+		return "TRYAGAIN this import stream is no longer the slot move's latest (migration " + strconv.FormatUint(im.Mig, 10) + ")"
+	}
 	o := v.Owner(slot)
 	if o == nil {
 		return "CLUSTERDOWN Hash slot not served"
@@ -311,11 +321,6 @@ func (sh *shardState) route(c *command.Ctx, cmd *command.Command) string {
 			return "TRYAGAIN Slot " + strconv.Itoa(slot) + " is being moved to another shard"
 		}
 		return ""
-	}
-	if im := &c.Client.Importing; im.Mig != 0 && slot >= im.Start && slot <= im.End {
-		if _, ok := v.Migration(im.Mig); ok {
-			return "" // the stream of a slot move into this shard (migrate.go)
-		}
 	}
 	if addr := shardAddr(o); addr != "" {
 		return "MOVED " + strconv.Itoa(slot) + " " + addr
