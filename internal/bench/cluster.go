@@ -169,6 +169,11 @@ type MoveResult struct {
 	TargetKeys    int64 `json:"target_keys"`
 	TargetNodesOK bool  `json:"target_nodes_ok"`
 	// SourceAfter is the source leader's DBSIZE once the drop was seen (or after 60 s);
+	// UnavailableMs is the longest time a probe of one moved key went unanswered during the
+	// move: a GET every 2 ms to the source leader, and to the target leader when the source
+	// redirects, from just before MIGRATE to the move reported done (the range is fenced,
+	// -TRYAGAIN, from the fence to the slot map giving it to the target).
+	UnavailableMs float64 `json:"unavailable_ms"`
 	// DroppedMs is from MIGRATE sent to that DBSIZE reading 0 (0 when it never did).
 	SourceAfter int64   `json:"source_after"`
 	DroppedMs   float64 `json:"dropped_ms"`
@@ -596,8 +601,13 @@ func runMove(ctx context.Context, cfg *ClusterConfig, res *ClusterResults) (*Mov
 	lastBefore := st["last_move"]
 	cfg.logf("  filled in %.1f s; CLUSTERX MIGRATE %d %d s2", m.FillSeconds, MoveSlots.Start, MoveSlots.End)
 
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	gap := make(chan float64, 1)
+	probeKey := string(moveString.AppendKey(nil, pool[0]))
+	go func() { gap <- probeGap(probeCtx, probeKey, src.Client, dst.Client) }()
 	t0 = time.Now()
 	if _, err := Do(ctx, src.Client, "CLUSTERX", "MIGRATE", MoveSlots.Start, MoveSlots.End, "s2"); err != nil {
+		stopProbe()
 		return nil, fmt.Errorf("CLUSTERX MIGRATE: %w", err)
 	}
 	want := "slots=" + MoveSlots.String() + ","
@@ -611,12 +621,16 @@ func runMove(ctx context.Context, cfg *ClusterConfig, res *ClusterResults) (*Mov
 			break
 		}
 		if time.Now().After(deadline) {
+			stopProbe()
 			return nil, fmt.Errorf("the move did not finish in 10 minutes (last status %v, %v)", st, err)
 		}
 		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			stopProbe()
 			return nil, err
 		}
 	}
+	stopProbe()
+	m.UnavailableMs = <-gap
 	for _, f := range strings.Split(last, ",") {
 		k, v, _ := strings.Cut(f, "=")
 		n, _ := strconv.ParseInt(v, 10, 64)
@@ -632,7 +646,7 @@ func runMove(ctx context.Context, cfg *ClusterConfig, res *ClusterResults) (*Mov
 	if m.TargetKeys, err = dbsize(ctx, dst.Client); err != nil {
 		return nil, err
 	}
-	cfg.logf("  moved in %.0f ms wall (%d ms on the source, %d keys); target DBSIZE %d", m.WallMs, m.ServerMs, m.MovedKeys, m.TargetKeys)
+	cfg.logf("  moved in %.0f ms wall (%d ms on the source, %d keys, the probed key unavailable for %.0f ms at most); target DBSIZE %d", m.WallMs, m.ServerMs, m.MovedKeys, m.UnavailableMs, m.TargetKeys)
 	dropDeadline := time.Now().Add(60 * time.Second)
 	for {
 		n, err := dbsize(ctx, src.Client)
@@ -662,4 +676,30 @@ func runMove(ctx context.Context, cfg *ClusterConfig, res *ClusterResults) (*Mov
 	// A target short of keys or a source that kept some is reported (Markdown says so), not
 	// an error: the timing is still worth having next to the defect.
 	return m, nil
+}
+
+// probeGap reads key every 2 ms, from the first of addrs that answers it (a node that does not
+// serve its slot answers -MOVED or -TRYAGAIN), until ctx ends, and returns the longest time in
+// ms between two answered reads.
+func probeGap(ctx context.Context, key string, addrs ...string) float64 {
+	clients := make([]*redis.Client, len(addrs))
+	for i, a := range addrs {
+		clients[i] = redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+		defer clients[i].Close()
+	}
+	last, worst := time.Now(), time.Duration(0)
+	for ctx.Err() == nil {
+		for _, c := range clients {
+			if c.Get(ctx, key).Err() == nil {
+				now := time.Now()
+				worst = max(worst, now.Sub(last))
+				last = now
+				break
+			}
+		}
+		if sleepCtx(ctx, 2*time.Millisecond) != nil {
+			break
+		}
+	}
+	return msf(worst)
 }

@@ -105,10 +105,10 @@ func (r *ClusterResults) Markdown() string {
 		b.WriteString("\n### Slot move\n\n")
 		fmt.Fprintf(&b, "A fresh cluster of two %s (s1 owns slots 0-8191, s2 8192-16383); s1 is filled with %d keys, all in slots %s (%d strings with 16-byte values written with `SET`, %d GCRA states written with `GCRA.LIMIT`), then `CLUSTERX MIGRATE %d %d s2` is sent to s1's leader. ",
 			group, mv.Keys, mv.Slots, mv.Strings, mv.GCRA, mv.Slots.Start, mv.Slots.End)
-		b.WriteString("*Wall* is from the command sent to s1's leader reporting the move done in `CLUSTERX STATUS` (`migrations` 0 and `last_move` naming the range; polled every 5 ms): it includes recording the migration in the meta group and the source's migrator noticing it (it looks every 100 ms). *Source* is the leader's own `last_move` time, from the fence to the slot map giving the range to s2; the keys are unavailable (`-TRYAGAIN`) for about that long. *Dropped* is from the command to s1's leader answering `DBSIZE` 0.\n\n")
-		b.WriteString("| slots | keys | fill s | wall ms | **wall ms per million keys** | source ms | keys; limiters moved | target DBSIZE | source DBSIZE after | dropped ms | epoch |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.0f | **%.0f** | %d | %d; %d | %d | %d | %.0f | %s → %s |\n", mv.Slots, mv.Keys, mv.FillSeconds, mv.WallMs, mv.MsPerMillion(),
-			mv.ServerMs, mv.MovedKeys, mv.MovedLimiters, mv.TargetKeys, mv.SourceAfter, mv.DroppedMs, mv.EpochBefore, mv.EpochAfter)
+		b.WriteString("*Wall* is from the command sent to s1's leader reporting the move done in `CLUSTERX STATUS` (`migrations` 0 and `last_move` naming the range; polled every 5 ms): it includes recording the migration in the meta group and the source's migrator noticing it (it looks every 100 ms). *Source* is the leader's own `last_move` time, from its start (the pre-copy, when on, or else the fence) to the slot map giving the range to s2. *Unavailable* is the longest time one moved key went unanswered: a probe reads it every 2 ms from s1's leader, and from s2's when s1 redirects, and the range answers `-TRYAGAIN` from the fence to the map's change. *Dropped* is from the command to s1's leader answering `DBSIZE` 0.\n\n")
+		b.WriteString("| slots | keys | fill s | wall ms | **wall ms per million keys** | source ms | **unavailable ms** | keys; limiters moved | target DBSIZE | source DBSIZE after | dropped ms | epoch |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.0f | **%.0f** | %d | **%.0f** | %d; %d | %d | %d | %.0f | %s → %s |\n", mv.Slots, mv.Keys, mv.FillSeconds, mv.WallMs, mv.MsPerMillion(),
+			mv.ServerMs, mv.UnavailableMs, mv.MovedKeys, mv.MovedLimiters, mv.TargetKeys, mv.SourceAfter, mv.DroppedMs, mv.EpochBefore, mv.EpochAfter)
 		b.WriteString("\n")
 		switch {
 		case mv.TargetKeys == mv.Keys && mv.SourceAfter == 0:

@@ -158,7 +158,8 @@ func TestClusterBenchSmoke(t *testing.T) {
 	if m == nil || m.Keys != 3000 || m.Strings+m.GCRA != 3000 || m.GCRA != 300 {
 		t.Fatalf("move %+v", m)
 	}
-	if m.TargetKeys != 3000 || m.MovedKeys != 3000 || m.SourceAfter != 0 || !m.TargetNodesOK || m.WallMs <= 0 || m.DroppedMs <= 0 || m.EpochAfter == m.EpochBefore {
+	if m.TargetKeys != 3000 || m.MovedKeys != 3000 || m.SourceAfter != 0 || !m.TargetNodesOK || m.WallMs <= 0 || m.DroppedMs <= 0 || m.EpochAfter == m.EpochBefore ||
+		m.UnavailableMs <= 0 || m.UnavailableMs > m.WallMs+1000 {
 		t.Fatalf("move %+v", m)
 	}
 	md := (&Results{Cluster: res}).Markdown("")
