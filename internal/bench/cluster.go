@@ -601,10 +601,12 @@ func runMove(ctx context.Context, cfg *ClusterConfig, res *ClusterResults) (*Mov
 	lastBefore := st["last_move"]
 	cfg.logf("  filled in %.1f s; CLUSTERX MIGRATE %d %d s2", m.FillSeconds, MoveSlots.Start, MoveSlots.End)
 
-	probeCtx, stopProbe := context.WithCancel(ctx)
+	probeStop := make(chan struct{})
+	var stopOnce sync.Once
+	stopProbe := func() { stopOnce.Do(func() { close(probeStop) }) }
 	gap := make(chan float64, 1)
 	probeKey := string(moveString.AppendKey(nil, pool[0]))
-	go func() { gap <- probeGap(probeCtx, probeKey, src.Client, dst.Client) }()
+	go func() { gap <- probeGap(ctx, probeStop, probeKey, src.Client, dst.Client) }()
 	t0 = time.Now()
 	if _, err := Do(ctx, src.Client, "CLUSTERX", "MIGRATE", MoveSlots.Start, MoveSlots.End, "s2"); err != nil {
 		stopProbe()
@@ -679,27 +681,41 @@ func runMove(ctx context.Context, cfg *ClusterConfig, res *ClusterResults) (*Mov
 }
 
 // probeGap reads key every 2 ms, from the first of addrs that answers it (a node that does not
-// serve its slot answers -MOVED or -TRYAGAIN), until ctx ends, and returns the longest time in
-// ms between two answered reads.
-func probeGap(ctx context.Context, key string, addrs ...string) float64 {
+// serve its slot answers -MOVED or -TRYAGAIN), and returns the longest time in ms between two
+// answered reads. Once stop is closed it returns at its next answered read (or 10 s later, or
+// when ctx ends, counting the gap up to then), so that a range still unavailable when the
+// move is reported done is measured to its end.
+func probeGap(ctx context.Context, stop <-chan struct{}, key string, addrs ...string) float64 {
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
 		clients[i] = redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
 		defer clients[i].Close()
 	}
 	last, worst := time.Now(), time.Duration(0)
-	for ctx.Err() == nil {
+	var until time.Time
+	for {
+		answered := false
 		for _, c := range clients {
 			if c.Get(ctx, key).Err() == nil {
-				now := time.Now()
-				worst = max(worst, now.Sub(last))
-				last = now
+				answered = true
 				break
 			}
 		}
-		if sleepCtx(ctx, 2*time.Millisecond) != nil {
-			break
+		now := time.Now()
+		if answered || ctx.Err() != nil || (!until.IsZero() && now.After(until)) {
+			worst = max(worst, now.Sub(last))
+			last = now
 		}
+		if !until.IsZero() && (answered || now.After(until)) || ctx.Err() != nil {
+			return msf(worst)
+		}
+		if until.IsZero() {
+			select {
+			case <-stop:
+				until = now.Add(10 * time.Second)
+			default:
+			}
+		}
+		_ = sleepCtx(ctx, 2*time.Millisecond)
 	}
-	return msf(worst)
 }

@@ -586,11 +586,14 @@ type moveStats struct {
 // of never letting a paused target stall a move for good.
 const migrateStall = 20 * time.Second
 
-// preCopy turns on the pre-copy of a move (below). It is off: with it, the sharded chaos
-// test (tests/chaos/sharded_test.go) saw a source leader that lost its leadership during a
-// move never finish rebuilding itself (2 runs of 5); that is not diagnosed yet. Without it a
-// move copies its whole range under the fence, which that test passed every time.
-const preCopy = false
+// preCopy turns on the pre-copy of a move (below): the range is then unavailable for the
+// fence and the copy of what changed meanwhile, not for the whole copy (docs/benchmarks.md,
+// "Slot move": a million keys about 0.5 s instead of 12 s). It was off while the sharded chaos
+// test failed with it on; the three causes are fixed: a wait on a Raft future of a closed node
+// (replication.Node.Await), the denied-totals flush journaled after a drop (proposeSlots stops
+// the world), and a deposed source leader's stream (the import's session). With the fixes it
+// passed 30 of 30 runs next to two CPU hogs. Off, a move copies its whole range under the fence.
+const preCopy = true
 
 // moveTrack records, while a move pre-copies its range with the range still served, which
 // keys and named limiters of the range the leader's effects change (replState.Append calls
