@@ -400,6 +400,27 @@ func TestRLSReloadAndBadConfig(t *testing.T) {
 	if v, _ := e.c.ConfigGet(ctx, "rls-config").Result(); v["rls-config"] != other {
 		t.Fatalf("CONFIG GET %v", v)
 	}
+	// CONFIG SET is all or nothing: with another parameter refused, the service keeps the
+	// configuration it had, as rls-config keeps its value.
+	third := filepath.Join(filepath.Dir(e.conf), "third.yaml")
+	if err := os.WriteFile(third, []byte("domain: y\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.ConfigSet(ctx, "rls-config", third).Err(); err != nil {
+		t.Fatal(err) // third is a good file: only the parameter below makes the next SET fail
+	}
+	if err := e.c.ConfigSet(ctx, "rls-config", other).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Do(ctx, "CONFIG", "SET", "rls-config", third, "maxmemory-policy", "bogus").Err(); err == nil {
+		t.Fatal("CONFIG SET with a bad maxmemory-policy succeeded")
+	}
+	if v, _ := e.c.ConfigGet(ctx, "rls-config").Result(); v["rls-config"] != other {
+		t.Fatalf("CONFIG GET after a refused CONFIG SET: %v", v)
+	}
+	if r := e.ask(t, "y", 0, desc("k", "v")); r.Statuses[0].CurrentLimit != nil {
+		t.Fatal("the refused CONFIG SET's rls-config was installed")
+	}
 	expect(t, e.ask(t, "x", 0, desc("k", "v")), 0, rlsOK, 0, 1000)
 	// A sliding-window rule whose limit changes keeps its limiter's state (RATELIMIT.UPDATE).
 	sliding := "domain: x\ndescriptors:\n  - key: s\n    rate_limit: {unit: second, requests_per_unit: %d, algorithm: sliding_window}\n"

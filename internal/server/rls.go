@@ -257,12 +257,22 @@ func (s *Server) reloadRLSConfig(pairs [][2]string, set func() error) error {
 	if name != "" && path == "" && s.rls.svc.Load() != nil {
 		return &config.SetError{Name: name, Reason: "the rate limit service is running: rls-config cannot be empty"}
 	}
+	svc := s.rls.svc.Load()
+	var before *rls.Config
+	if svc != nil {
+		before = svc.Config()
+	}
 	if name != "" && path != "" {
 		if err := s.ReloadRLS(path); err != nil {
 			return &config.SetError{Name: name, Reason: err.Error()}
 		}
 	}
 	if err := set(); err != nil {
+		// CONFIG SET is all or nothing: another parameter was refused, so rls-config keeps
+		// its value, and the service the configuration it had.
+		if svc != nil && before != nil {
+			_ = svc.Install(before)
+		}
 		return err
 	}
 	if svc := s.rls.svc.Load(); svc != nil {
