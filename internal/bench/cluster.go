@@ -168,12 +168,12 @@ type MoveResult struct {
 	// every node of the target reported the same within 60 s.
 	TargetKeys    int64 `json:"target_keys"`
 	TargetNodesOK bool  `json:"target_nodes_ok"`
-	// SourceAfter is the source leader's DBSIZE once the drop was seen (or after 60 s);
-	// UnavailableMs is the longest time a probe of one moved key went unanswered during the
-	// move: a GET every 2 ms to the source leader, and to the target leader when the source
-	// redirects, from just before MIGRATE to the move reported done (the range is fenced,
-	// -TRYAGAIN, from the fence to the slot map giving it to the target).
+	// UnavailableMs is the longest time a probe of one moved key went unanswered: a GET every
+	// 2 ms to the source leader, and to the target leader when the source redirects, from just
+	// before MIGRATE to the target's first answer after the move is reported done (the range
+	// answers -TRYAGAIN from the fence to the new slot map reaching the target).
 	UnavailableMs float64 `json:"unavailable_ms"`
+	// SourceAfter is the source leader's DBSIZE once the drop was seen (or after 60 s);
 	// DroppedMs is from MIGRATE sent to that DBSIZE reading 0 (0 when it never did).
 	SourceAfter int64   `json:"source_after"`
 	DroppedMs   float64 `json:"dropped_ms"`
@@ -604,12 +604,12 @@ func runMove(ctx context.Context, cfg *ClusterConfig, res *ClusterResults) (*Mov
 	probeStop := make(chan struct{})
 	var stopOnce sync.Once
 	stopProbe := func() { stopOnce.Do(func() { close(probeStop) }) }
+	defer stopProbe() // the error returns below
 	gap := make(chan float64, 1)
 	probeKey := string(moveString.AppendKey(nil, pool[0]))
 	go func() { gap <- probeGap(ctx, probeStop, probeKey, src.Client, dst.Client) }()
 	t0 = time.Now()
 	if _, err := Do(ctx, src.Client, "CLUSTERX", "MIGRATE", MoveSlots.Start, MoveSlots.End, "s2"); err != nil {
-		stopProbe()
 		return nil, fmt.Errorf("CLUSTERX MIGRATE: %w", err)
 	}
 	want := "slots=" + MoveSlots.String() + ","
@@ -623,11 +623,9 @@ func runMove(ctx context.Context, cfg *ClusterConfig, res *ClusterResults) (*Mov
 			break
 		}
 		if time.Now().After(deadline) {
-			stopProbe()
 			return nil, fmt.Errorf("the move did not finish in 10 minutes (last status %v, %v)", st, err)
 		}
 		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
-			stopProbe()
 			return nil, err
 		}
 	}
@@ -692,8 +690,8 @@ func probeGap(ctx context.Context, stop <-chan struct{}, key string, addrs ...st
 		defer clients[i].Close()
 	}
 	last, worst := time.Now(), time.Duration(0)
-	var until time.Time
-	for {
+	var until time.Time // set once stop is closed
+	for ctx.Err() == nil && (until.IsZero() || time.Now().Before(until)) {
 		answered := false
 		for _, c := range clients {
 			if c.Get(ctx, key).Err() == nil {
@@ -702,12 +700,11 @@ func probeGap(ctx context.Context, stop <-chan struct{}, key string, addrs ...st
 			}
 		}
 		now := time.Now()
-		if answered || ctx.Err() != nil || (!until.IsZero() && now.After(until)) {
-			worst = max(worst, now.Sub(last))
-			last = now
-		}
-		if !until.IsZero() && (answered || now.After(until)) || ctx.Err() != nil {
-			return msf(worst)
+		if answered {
+			worst, last = max(worst, now.Sub(last)), now
+			if !until.IsZero() {
+				break
+			}
 		}
 		if until.IsZero() {
 			select {
@@ -718,4 +715,5 @@ func probeGap(ctx context.Context, stop <-chan struct{}, key string, addrs ...st
 		}
 		_ = sleepCtx(ctx, 2*time.Millisecond)
 	}
+	return msf(max(worst, time.Since(last))) // a gap still open at the end counts to here
 }

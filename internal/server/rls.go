@@ -254,10 +254,10 @@ func (s *Server) reloadRLSConfig(pairs [][2]string, set func() error) error {
 			path, name = p[1], p[0]
 		}
 	}
-	if name != "" && path == "" && s.rls.svc.Load() != nil {
+	svc := s.rls.svc.Load() // set once at Start: the same service throughout
+	if name != "" && path == "" && svc != nil {
 		return &config.SetError{Name: name, Reason: "the rate limit service is running: rls-config cannot be empty"}
 	}
-	svc := s.rls.svc.Load()
 	var before *rls.Config
 	if svc != nil {
 		before = svc.Config()
@@ -275,7 +275,7 @@ func (s *Server) reloadRLSConfig(pairs [][2]string, set func() error) error {
 		}
 		return err
 	}
-	if svc := s.rls.svc.Load(); svc != nil {
+	if svc != nil {
 		svc.Headers.Store(s.cfg.GetBool("rls-response-headers"))
 	}
 	return nil
