@@ -92,6 +92,7 @@ func runCmd(ctx context.Context, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	quiet := fs.Bool("q", false, "no progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write the load generator's CPU profile to this file (its cost shares the machine with the server's)")
+	goroutines := fs.Bool("goroutines", false, "a goroutine per connection instead of the event loops (to compare the two load generators)")
 	fs.Parse(args)
 	var tmpl bench.Template
 	label := strings.Join(fs.Args(), " ")
@@ -112,7 +113,7 @@ func runCmd(ctx context.Context, args []string) error {
 		return fmt.Errorf("give -w WORKLOAD or a command line")
 	}
 	cfg := bench.Config{Addr: *addr, Conns: *conns, Pipeline: *pipe, Warmup: *warm, Keyspace: *keyspace,
-		Rate: *rate, Commands: []bench.Template{tmpl}, Seed: 1, Label: label, Sequential: *seq}
+		Rate: *rate, Commands: []bench.Template{tmpl}, Seed: 1, Label: label, Sequential: *seq, Goroutines: *goroutines}
 	if *n > 0 {
 		cfg.Requests, cfg.Warmup = *n, 0
 	} else {

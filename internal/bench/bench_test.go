@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -85,52 +84,120 @@ func TestTemplateAppend(t *testing.T) {
 
 func TestReadReply(t *testing.T) {
 	in := "+OK\r\n-ERR bad\r\n:5\r\n$3\r\nabc\r\n$-1\r\n*2\r\n:1\r\n-WRONGTYPE x\r\n%1\r\n+a\r\n:1\r\n_\r\n,1.5\r\n#t\r\n"
-	w := &worker{r: bufio.NewReader(strings.NewReader(in))}
-	var errs []bool
-	for range 10 {
-		e, err := w.readReply()
-		if err != nil {
-			t.Fatal(err)
-		}
-		errs = append(errs, e)
-	}
+	got := scanAll(t, in, 10)
 	want := []bool{false, true, false, false, false, true, false, false, false, false}
 	for i := range want {
-		if errs[i] != want[i] {
-			t.Errorf("reply %d: error %v, want %v", i, errs[i], want[i])
+		if got[i].isErr != want[i] {
+			t.Errorf("reply %d: error %v, want %v", i, got[i].isErr, want[i])
 		}
 	}
-	if w.firstEr != "ERR bad" {
-		t.Errorf("first error %q", w.firstEr)
+	if string(got[1].errText) != "ERR bad" || string(got[5].errText) != "WRONGTYPE x" {
+		t.Errorf("error texts %q %q", got[1].errText, got[5].errText)
 	}
-	if _, err := w.readReply(); err == nil {
-		t.Error("read past the end should fail")
+	var rp reply
+	for _, bad := range []string{"?x\r\n", "+OK\n", "$x\r\n", "*y\r\n", "\r\n"} {
+		if _, err := scanReply([]byte(bad), &rp); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }
 
+// scanAll parses in as n replies, and checks that every proper prefix of each reply reads as
+// incomplete: how the load generators see a reply that arrives in pieces.
+func scanAll(t *testing.T, in string, n int) []reply {
+	t.Helper()
+	b := []byte(in)
+	var out []reply
+	for range n {
+		var rp reply
+		end, err := scanReply(b, &rp)
+		if err != nil || end == 0 {
+			t.Fatalf("reply %d of %q: end %d err %v", len(out), in, end, err)
+		}
+		for k := range end {
+			var part reply
+			if m, err := scanReply(b[:k], &part); m != 0 || err != nil {
+				t.Fatalf("reply %d: prefix %q read as complete (%d, %v)", len(out), b[:k], m, err)
+			}
+		}
+		rp.errText = append([]byte(nil), rp.errText...)
+		out = append(out, rp)
+		b = b[end:]
+	}
+	if len(b) != 0 {
+		t.Fatalf("%q left over", b)
+	}
+	return out
+}
+
 // A counted, sequential run sends exactly the requested number of commands, so a fill creates
-// exactly n keys, and error replies are counted, not fatal.
+// exactly n keys, and error replies are counted, not fatal: with either engine.
 func TestRunCountsAndErrors(t *testing.T) {
+	for _, goroutines := range []bool{false, true} {
+		t.Run(fmt.Sprintf("goroutines=%v", goroutines), func(t *testing.T) {
+			s := testutil.StartServer(t)
+			ctx := context.Background()
+			r, err := Run(ctx, Config{Addr: s.Addr, Conns: 3, Pipeline: 7, Requests: 1000, Sequential: true, Goroutines: goroutines,
+				Commands: []Template{ParseTemplate("SET", "k:"+RandPlaceholder, "v")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Requests != 1000 || r.Total != 1000 || r.Errors != 0 || r.Hist.Count() != 1000 {
+				t.Fatalf("requests %d total %d errors %d recorded %d", r.Requests, r.Total, r.Errors, r.Hist.Count())
+			}
+			if n, err := Do(ctx, s.Addr, "DBSIZE"); err != nil || n.(int64) != 1000 {
+				t.Fatalf("DBSIZE %v %v", n, err)
+			}
+			r, err = Run(ctx, Config{Addr: s.Addr, Conns: 2, Pipeline: 4, Requests: 100, Keyspace: 1000, Goroutines: goroutines,
+				Commands: []Template{ParseTemplate("INCR", "k:"+RandPlaceholder)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Errors != 100 || !strings.HasPrefix(r.FirstError, "ERR value is not an integer") {
+				t.Fatalf("errors %d first %q", r.Errors, r.FirstError)
+			}
+			if goroutines {
+				return // it writes a whole batch before it reads: a batch must fit the socket buffers
+			}
+			// The event loop: batches bigger than the socket buffers (partial writes, EPOLLOUT)
+			// and replies bigger than the read buffer. Per batch, 32 GETs of a 200 KB value and
+			// 32 EXISTS of a 1 MB key.
+			if _, err := Do(ctx, s.Addr, "SET", "big", strings.Repeat("x", 200_000)); err != nil {
+				t.Fatal(err)
+			}
+			long := strings.Repeat("k", 1<<20)
+			tctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			r, err = Run(tctx, Config{Addr: s.Addr, Conns: 2, Pipeline: 64, Requests: 256,
+				Commands: []Template{ParseTemplate("GET", "big"), ParseTemplate("EXISTS", long)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Requests != 256 || r.Errors != 0 {
+				t.Fatalf("big: requests %d errors %d (%s)", r.Requests, r.Errors, r.FirstError)
+			}
+		})
+	}
+}
+
+// A timed run ends on time, and a cancelled one at once and without an error.
+func TestRunStops(t *testing.T) {
 	s := testutil.StartServer(t)
-	ctx := context.Background()
-	r, err := Run(ctx, Config{Addr: s.Addr, Conns: 3, Pipeline: 7, Requests: 1000, Sequential: true,
-		Commands: []Template{ParseTemplate("SET", "k:"+RandPlaceholder, "v")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Requests != 1000 || r.Errors != 0 || r.Hist.Count() != 1000 {
-		t.Fatalf("requests %d errors %d recorded %d", r.Requests, r.Errors, r.Hist.Count())
-	}
-	if n, err := Do(ctx, s.Addr, "DBSIZE"); err != nil || n.(int64) != 1000 {
-		t.Fatalf("DBSIZE %v %v", n, err)
-	}
-	r, err = Run(ctx, Config{Addr: s.Addr, Conns: 2, Pipeline: 4, Requests: 100, Keyspace: 1000,
-		Commands: []Template{ParseTemplate("INCR", "k:"+RandPlaceholder)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Errors != 100 || !strings.HasPrefix(r.FirstError, "ERR value is not an integer") {
-		t.Fatalf("errors %d first %q", r.Errors, r.FirstError)
+	for _, goroutines := range []bool{false, true} {
+		t0 := time.Now()
+		r, err := Run(context.Background(), Config{Addr: s.Addr, Conns: 16, Duration: 200 * time.Millisecond, Goroutines: goroutines,
+			Commands: []Template{ParseTemplate("PING")}})
+		if err != nil || r.Requests == 0 || r.Elapsed > 250*time.Millisecond || time.Since(t0) > 2*time.Second {
+			t.Fatalf("goroutines=%v: %v, %+v in %v", goroutines, err, r, time.Since(t0))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		t0 = time.Now()
+		r, err = Run(ctx, Config{Addr: s.Addr, Conns: 16, Duration: time.Hour, Goroutines: goroutines,
+			Commands: []Template{ParseTemplate("PING")}})
+		cancel()
+		if err != nil || r.Requests == 0 || time.Since(t0) > 2*time.Second {
+			t.Fatalf("goroutines=%v cancelled: %v, %+v in %v", goroutines, err, r, time.Since(t0))
+		}
 	}
 }
 

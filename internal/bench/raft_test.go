@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"os/exec"
 	"path/filepath"
@@ -15,23 +14,15 @@ import (
 // consuming each reply whole.
 func TestReadCounted(t *testing.T) {
 	in := "*2\r\n:0\r\n:5\r\n*2\r\n:1\r\n$1\r\nx\r\n-MOVED 0 a:1\r\n*0\r\n*1\r\n$1\r\n0\r\n:0\r\n*-1\r\n*3\r\n:10\r\n*1\r\n:1\r\n-ERR x\r\n"
-	w := &worker{r: bufio.NewReader(strings.NewReader(in))}
 	type rep struct {
 		err   bool
 		first int
 	}
 	want := []rep{{false, 1}, {false, 2}, {true, 0}, {false, 0}, {false, 0}, {false, 0}, {false, 0}, {true, 2}}
-	for i, wnt := range want {
-		e, f, err := w.readCounted()
-		if err != nil {
-			t.Fatalf("reply %d: %v", i, err)
+	for i, got := range scanAll(t, in, len(want)) {
+		if (rep{got.isErr, got.first}) != want[i] {
+			t.Errorf("reply %d: error %v first %d, want %+v", i, got.isErr, got.first, want[i])
 		}
-		if (rep{e, f}) != wnt {
-			t.Errorf("reply %d: error %v first %d, want %+v", i, e, f, wnt)
-		}
-	}
-	if _, _, err := w.readCounted(); err == nil {
-		t.Error("read past the end should fail")
 	}
 }
 
