@@ -9,6 +9,7 @@ specification's vectors exactly. It is stopped when the session ends, also on fa
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -69,10 +70,15 @@ class Server:
                 except Exception as exc:  # not listening yet
                     last = str(exc)
                 time.sleep(0.05)
-            self.stop()
+            self._kill()
+        self.stop()
         raise RuntimeError(f"hotkv-server did not start: {last}")
 
     def stop(self) -> None:
+        self._kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:

@@ -16,6 +16,7 @@ type Cluster struct {
 	// Addrs are the nodes' client addresses, node 1 first.
 	Addrs []string
 	root  string
+	dir   string // the temporary directory holding the script's DEMO_DIR
 	env   []string
 }
 
@@ -38,7 +39,7 @@ func StartCluster(shards, nodes int) (*Cluster, error) {
 		if !portsFree(base, total) {
 			continue
 		}
-		c := &Cluster{root: root, env: append(os.Environ(), "BASE="+strconv.Itoa(base), "SHARDS="+strconv.Itoa(shards),
+		c := &Cluster{root: root, dir: dir, env: append(os.Environ(), "BASE="+strconv.Itoa(base), "SHARDS="+strconv.Itoa(shards),
 			"NODES="+strconv.Itoa(nodes), "DEMO_DIR="+filepath.Join(dir, "demo"))}
 		for i := 1; i <= total; i++ {
 			c.Addrs = append(c.Addrs, "127.0.0.1:"+strconv.Itoa(base+i))
@@ -50,6 +51,7 @@ func StartCluster(shards, nodes int) (*Cluster, error) {
 		lastErr = fmt.Errorf("cluster-demo.sh: %v\n%s", err, out)
 		_, _ = c.script("clean")
 	}
+	os.RemoveAll(dir)
 	if lastErr == nil {
 		lastErr = fmt.Errorf("no free range of ports for a %d-node cluster", total)
 	}
@@ -62,8 +64,11 @@ func (c *Cluster) script(arg string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// Stop stops every node and deletes their data.
-func (c *Cluster) Stop() { _, _ = c.script("clean") }
+// Stop stops every node and deletes their data and the temporary directory that held it.
+func (c *Cluster) Stop() {
+	_, _ = c.script("clean")
+	os.RemoveAll(c.dir)
+}
 
 // portsFree reports whether the ports a cluster of n nodes at base needs can be bound now.
 func portsFree(base, n int) bool {
