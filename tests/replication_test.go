@@ -87,12 +87,13 @@ func waitUntil(t *testing.T, what string, d time.Duration, f func() bool) {
 	}
 }
 
-// newGroup starts n nodes, bootstraps the first and adds the others.
-func newGroup(t *testing.T, n int) []*raftNode {
+// newGroup starts n nodes, bootstraps the first and adds the others; extra are more
+// arguments for every node.
+func newGroup(t *testing.T, n int, extra ...string) []*raftNode {
 	t.Helper()
 	nodes := make([]*raftNode, n)
 	for i := range nodes {
-		nodes[i] = &raftNode{id: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), raftPort: freePort(t)}
+		nodes[i] = &raftNode{id: fmt.Sprintf("n%d", i+1), dir: t.TempDir(), raftPort: freePort(t), extra: extra}
 		nodes[i].start(t, i == 0)
 	}
 	waitLeader(t, nodes[:1])
@@ -713,6 +714,67 @@ func TestReplicationDenials(t *testing.T) {
 		}
 		require.EqualValues(t, 3, got["total_allowed"], "node %s: %v", n.id, v)
 		require.EqualValues(t, 550, got["total_denied"], "node %s: %v", n.id, v)
+	}
+}
+
+// TestReplicationNaturalBatching: while the leader's batch in flight commits, the next one
+// collects every write that arrives, so concurrent writers share entries. 64 clients each wait
+// for their write's commit before sending the next; with one batch in flight (the default),
+// nearly all of them are queued behind the entry in flight at any moment, so the 3,200 writes
+// need far fewer than 3,200 entries (about 50 if every entry held all 64; the bound leaves
+// room for a slow machine). With more in flight the batches are smaller, but every write is
+// still acknowledged once and applied everywhere.
+func TestReplicationNaturalBatching(t *testing.T) {
+	for _, inflight := range []string{"1", "4"} {
+		t.Run("inflight="+inflight, func(t *testing.T) {
+			nodes := newGroup(t, 3, "--raft-inflight-batches", inflight)
+			leader := waitLeader(t, nodes)
+			ctx := context.Background()
+			before, _ := strconv.Atoi(leader.status(t)["last_log_index"])
+			const clients, each = 64, 50
+			var wg sync.WaitGroup
+			errs := make(chan error, clients)
+			for i := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := redis.NewClient(&redis.Options{Addr: leader.srv.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1})
+					defer c.Close()
+					for j := range each {
+						if err := c.Incr(ctx, fmt.Sprintf("ctr%d", i)).Err(); err != nil {
+							errs <- fmt.Errorf("client %d, write %d: %w", i, j, err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			after, _ := strconv.Atoi(leader.status(t)["last_log_index"])
+			entries := after - before
+			t.Logf("%d writes in %d Raft entries (%.1f per entry)", clients*each, entries, float64(clients*each)/float64(entries))
+			if inflight == "1" && entries > clients*each/8 {
+				t.Fatalf("%d writes from %d concurrent clients took %d Raft entries: not batched", clients*each, clients, entries)
+			}
+			waitApplied(t, leader, nodes)
+			for _, n := range nodes {
+				// One connection, so that READONLY (a follower's reads redirect without it)
+				// holds for the reads after it.
+				c := redis.NewClient(&redis.Options{Addr: n.srv.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1, PoolSize: 1})
+				defer c.Close()
+				if n != leader {
+					require.NoError(t, c.Do(ctx, "READONLY").Err())
+				}
+				for i := range clients {
+					v, err := c.Get(ctx, fmt.Sprintf("ctr%d", i)).Result()
+					require.NoError(t, err)
+					require.Equal(t, strconv.Itoa(each), v, "node %s, ctr%d", n.id, i)
+				}
+			}
+		})
 	}
 }
 

@@ -198,6 +198,8 @@ func Directives() []*Directive {
 			Doc: "Milliseconds a candidate waits for votes before it starts a new election (hashicorp/raft's ElectionTimeout)."},
 		{Name: "raft-commit-timeout", Type: Int, Default: "5", Min: 1, Max: 60000, Group: "replication",
 			Doc: "Milliseconds of idle time after which the leader tells followers the commit index (hashicorp/raft's CommitTimeout): lower means fresher follower state."},
+		{Name: "raft-inflight-batches", Type: Int, Default: "1", Min: 1, Max: 64, Group: "replication",
+			Doc: "How many batches of effects the leader may have proposed to Raft and not yet committed. While they commit, the next batch collects every write that arrives (with no added delay: a lone write is proposed at once). 1 makes the fewest, largest entries, which used the least CPU per write and gave the most throughput when a whole group shares one machine; more lets the leader write one entry to its log while the followers store the previous one, which can pay when the round trip to them is long (docs/replication.md)."},
 		{Name: "raft-snapshot-interval", Type: Int, Default: "10000", Min: 10, Max: 1 << 40, Group: "replication",
 			Doc: "Milliseconds between checks whether `raft-snapshot-threshold` entries have accumulated (hashicorp/raft's SnapshotInterval, randomized up to twice this)."},
 		{Name: "raft-snapshot-threshold", Type: Int, Default: "8192", Min: 16, Max: 1 << 40, Group: "replication",
