@@ -65,6 +65,7 @@ type Node struct {
 	trans *raft.NetworkTransport
 	wal   *raftwal.WAL
 	meta  *metadb.BoltMetaDB
+	zfs   *zeroFS
 	snaps *raft.FileSnapshotStore
 
 	obsCh  chan raft.Observation
@@ -132,19 +133,21 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "wal"), 0o755); err != nil {
 		return nil, err
 	}
-	wal, meta, err := openWAL(cfg.Dir)
+	wal, meta, zfs, err := openWAL(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening the Raft log in %s: %w", cfg.Dir, err)
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, logger)
 	if err != nil {
 		_ = wal.Close()
+		zfs.close()
 		_ = meta.Close()
 		return nil, fmt.Errorf("opening the Raft snapshots in %s: %w", cfg.Dir, err)
 	}
 	addr, err := net.ResolveTCPAddr("tcp", cfg.Bind)
 	if err != nil {
 		_ = wal.Close()
+		zfs.close()
 		_ = meta.Close()
 		return nil, fmt.Errorf("raft address %q: %w", cfg.Bind, err)
 	}
@@ -166,10 +169,11 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 	trans, err := raft.NewTCPTransportWithConfig(cfg.Bind, addr, tcfg)
 	if err != nil {
 		_ = wal.Close()
+		zfs.close()
 		_ = meta.Close()
 		return nil, fmt.Errorf("listening for Raft on %s: %w", cfg.Bind, err)
 	}
-	n := &Node{cfg: cfg, trans: trans, wal: wal, meta: meta, snaps: snaps, closed: make(chan struct{})}
+	n := &Node{cfg: cfg, trans: trans, wal: wal, meta: meta, zfs: zfs, snaps: snaps, closed: make(chan struct{})}
 	if cfg.Bootstrap {
 		has, err := raft.HasExistingState(wal, wal, snaps)
 		if err != nil {
@@ -234,6 +238,7 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 func (n *Node) closeStores() {
 	_ = n.trans.Close()
 	_ = n.wal.Close()
+	n.zfs.close()
 	_ = n.meta.Close()
 }
 
@@ -322,6 +327,7 @@ func (n *Node) Close() error {
 	if cerr := n.wal.Close(); err == nil {
 		err = cerr
 	}
+	n.zfs.close()
 	if cerr := n.meta.Close(); err == nil {
 		err = cerr
 	}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	raftwal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/fs"
 	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
@@ -14,20 +13,28 @@ import (
 // openWAL opens the node's Raft log in dir/wal. raft-wal's Close leaves its metadata
 // database (and the file lock on it) open, so the caller owns meta and closes it after the
 // log, which lets a restart in the same process open the log again.
-func openWAL(dir string) (*raftwal.WAL, *metadb.BoltMetaDB, error) {
+//
+// The returned zeroFS writes the next segment's zeros in the background; close it after the
+// log.
+func openWAL(dir string) (*raftwal.WAL, *metadb.BoltMetaDB, *zeroFS, error) {
 	walDir := filepath.Join(dir, "wal")
 	if err := os.MkdirAll(walDir, 0o755); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	meta := &metadb.BoltMetaDB{}
-	wal, err := raftwal.Open(walDir, raftwal.WithMetaStore(meta), raftwal.WithSegmentSize(16<<20),
-		raftwal.WithSegmentFiler(segmentFiler{segment.NewFiler(walDir, fs.New())}))
+	zfs := newZeroFS(walDir, segmentSize)
+	wal, err := raftwal.Open(walDir, raftwal.WithMetaStore(meta), raftwal.WithSegmentSize(segmentSize),
+		raftwal.WithSegmentFiler(segmentFiler{segment.NewFiler(walDir, zfs)}))
 	if err != nil {
+		zfs.close()
 		_ = meta.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return wal, meta, nil
+	return wal, meta, zfs, nil
 }
+
+// segmentSize is the size of a log segment file. An entry holds at most 4 MiB of effects.
+const segmentSize = 16 << 20
 
 // segmentFiler works around hashicorp/raft-wal v0.4.0's tail truncation bug
 // (hashicorp/raft-wal#31, fixed by v0.4.1, which HotKV now uses, but a log written by v0.4.0

@@ -79,7 +79,7 @@ func TestLogTailTruncationSurvivesRestart(t *testing.T) {
 // in that segment with "sealed segment has no index block" and hashicorp/raft panics at start.
 func TestWALReopenAfterTailTruncation(t *testing.T) {
 	dir := t.TempDir()
-	wal, meta, err := openWAL(dir)
+	wal, meta, zfs, err := openWAL(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,13 +102,15 @@ func TestWALReopenAfterTailTruncation(t *testing.T) {
 	if err := wal.Close(); err != nil {
 		t.Fatal(err)
 	}
+	zfs.close()
 	_ = meta.Close()
 
-	wal, meta, err = openWAL(dir)
+	wal, meta, zfs, err = openWAL(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer meta.Close()
+	defer zfs.close()
 	defer wal.Close()
 	last, err := wal.LastIndex()
 	if err != nil || last != 12 {
