@@ -159,8 +159,11 @@ func waitApplied(t *testing.T, leader *raftNode, nodes []*raftNode) {
 	target, _ := strconv.ParseUint(leader.status(t)["commit_index"], 10, 64)
 	waitUntil(t, "followers to apply the leader's log", 20*time.Second, func() bool {
 		for _, n := range nodes {
-			got, _ := strconv.ParseUint(n.status(t)["applied_index"], 10, 64)
-			if got < target {
+			st := n.status(t)
+			got, _ := strconv.ParseUint(st["applied_index"], 10, 64)
+			// applied_index counts entries queued for the apply loop; apply_pending says
+			// whether they are applied.
+			if got < target || st["apply_pending"] != "0" {
 				return false
 			}
 		}

@@ -287,7 +287,9 @@ func (g *RaftGroup) waitCaughtUp(ctx context.Context, wait time.Duration) error 
 			st, err := RaftStatus(ctx, nd.Client, time.Second)
 			if err == nil {
 				applied, _ := strconv.ParseUint(st["applied_index"], 10, 64)
-				if applied >= target && strings.Count(st["members"], "/voter") == len(g.Nodes) {
+				// apply_pending: applied_index counts entries queued for the apply loop, not
+				// applied; a restarted node can be seconds behind with it caught up.
+				if applied >= target && st["apply_pending"] == "0" && strings.Count(st["members"], "/voter") == len(g.Nodes) {
 					break
 				}
 			}

@@ -863,6 +863,11 @@ func (r *replState) status() [][2]string {
 		[2]string{"last_log_index", st["last_log_index"]},
 		[2]string{"commit_index", st["commit_index"]},
 		[2]string{"applied_index", strconv.FormatUint(node.Raft.AppliedIndex(), 10)},
+		// Batches of committed entries handed to the apply loop and not yet applied:
+		// hashicorp/raft counts an entry in applied_index when it queues it, so a node that
+		// restarted and replays a long log (or a follower behind in applying) can report
+		// applied_index caught up while its store is seconds behind. Caught up is 0 here.
+		[2]string{"apply_pending", st["fsm_pending"]},
 		[2]string{"last_snapshot_index", st["last_snapshot_index"]},
 		// Effects this node failed to apply from the log: each is a divergence (a bug); 0 is
 		// the only healthy value.
