@@ -781,6 +781,48 @@ func TestReplicationNaturalBatching(t *testing.T) {
 	}
 }
 
+// TestReplicationSnapshotByLogBytes: entries vary in size by thousands of times, so besides
+// raft-snapshot-threshold (entries) every node snapshots once the log since its last snapshot
+// holds raft-snapshot-log-bytes. With the entry threshold out of reach, 3 MB of writes leave
+// every node without a snapshot at the default 64 MB, and lowering the directive (CONFIG SET)
+// to 1 MB makes the leader and both followers take one.
+func TestReplicationSnapshotByLogBytes(t *testing.T) {
+	nodes := newGroup(t, 3, "--raft-snapshot-threshold", "1000000")
+	leader := waitLeader(t, nodes)
+	ctx := context.Background()
+	value := strings.Repeat("v", 10000)
+	pipe := leader.c.Pipeline()
+	for i := range 300 {
+		pipe.Set(ctx, fmt.Sprintf("k%d", i), value, 0)
+	}
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+	waitApplied(t, leader, nodes)
+	snapIndex := func(n *raftNode) uint64 {
+		v, _ := strconv.ParseUint(n.status(t)["last_snapshot_index"], 10, 64)
+		return v
+	}
+	before := map[string]uint64{}
+	for _, n := range nodes {
+		before[n.id] = snapIndex(n)
+	}
+	time.Sleep(2500 * time.Millisecond) // two rounds of every node's snapshot check
+	for _, n := range nodes {
+		require.Equal(t, before[n.id], snapIndex(n), "%s snapshotted below both thresholds", n.id)
+	}
+	for _, n := range nodes {
+		require.NoError(t, n.c.ConfigSet(ctx, "raft-snapshot-log-bytes", "1mb").Err())
+	}
+	waitUntil(t, "every node to snapshot by log size", 20*time.Second, func() bool {
+		for _, n := range nodes {
+			if snapIndex(n) <= before[n.id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestReplicationDenialDoesNotWait: with the followers gone the leader can commit nothing, so
 // a write's reply waits until the leader's lease runs out (1.5 s here) and then fails; a GCRA
 // denial on another connection meanwhile is answered at once, without waiting for that write.

@@ -204,6 +204,8 @@ func Directives() []*Directive {
 			Doc: "Milliseconds between checks whether `raft-snapshot-threshold` entries have accumulated (hashicorp/raft's SnapshotInterval, randomized up to twice this)."},
 		{Name: "raft-snapshot-threshold", Type: Int, Default: "8192", Min: 16, Max: 1 << 40, Group: "replication",
 			Doc: "Number of Raft entries (each a batch of effects) after which a node snapshots its state and compacts the log before it. A follower snapshots at once; the leader, which must pause keyspace commands while it encodes its snapshot, also waits until the log written since its last snapshot is at least as large as that snapshot (docs/replication.md, \"Snapshots\")."},
+		{Name: "raft-snapshot-log-bytes", Type: Memory, Default: "67108864", Min: 1 << 20, Max: 1<<63 - 1, Mutable: true, Group: "replication",
+			Doc: "A node also snapshots once the log since its last snapshot holds this many bytes of effects (and is at least as large as that snapshot), however few entries that is: entries range from one write to thousands, so `raft-snapshot-threshold` alone does not bound the log a restarting node must replay (docs/replication.md, \"Snapshots\")."},
 		{Name: "raft-trailing-logs", Type: Int, Default: "1024", Min: 0, Max: 1 << 40, Group: "replication",
 			Doc: "Raft entries kept in the log after a snapshot compacts it (hashicorp/raft's TrailingLogs): a follower that lags by fewer catches up from the log, one that lags by more gets the whole snapshot."},
 		// Sharding (docs/cluster.md)

@@ -116,7 +116,8 @@ type replState struct {
 	// and how large the snapshot was at a follower's last snapshot (FSM goroutine only): a
 	// follower snapshots only when the log since then is at least as large (raftsnap.go).
 	appliedBytes atomic.Int64
-	followerSnap struct{ lastSize, appliedAt int64 }
+	// (atomic: the snapshotter goroutine reads them to decide when to ask for one).
+	followerSnap struct{ lastSize, appliedAt atomic.Int64 }
 	// snapBytes is the size of the last snapshot this node encoded, as leader or follower: the
 	// next encoding starts with a buffer that large and a quarter more, instead of doubling
 	// its way there. Doubling allocated about twice the snapshot's size in buffers that became
@@ -690,7 +691,7 @@ func (r *replState) Snapshot() ([]byte, error) {
 // elected meanwhile.
 func (r *replState) followerSnapshot() ([]byte, error) {
 	fs := &r.followerSnap
-	if !r.forceSnap.Swap(false) && r.appliedBytes.Load()-fs.appliedAt < fs.lastSize {
+	if !r.forceSnap.Swap(false) && r.appliedBytes.Load()-fs.appliedAt.Load() < fs.lastSize.Load() {
 		return nil, errors.New("not due: the log since the last snapshot is smaller than that snapshot")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -733,7 +734,8 @@ func (r *replState) followerSnapshot() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs.lastSize, fs.appliedAt = int64(len(b)), r.appliedBytes.Load()
+	fs.lastSize.Store(int64(len(b)))
+	fs.appliedAt.Store(r.appliedBytes.Load())
 	return b, nil
 }
 
