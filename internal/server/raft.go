@@ -124,6 +124,8 @@ type replState struct {
 	// garbage at once (hundreds of MB for millions of keys), and on a node whose heap is mostly
 	// the store, every such spike brings forward a collection that marks all of it.
 	snapBytes atomic.Int64
+	// snapHeld is true while Snapshot may encode the leader's stopped world (raftsnap.go).
+	snapHeld atomic.Bool
 	// forceSnap makes the next follower snapshot regardless (RAFT SNAPSHOT).
 	forceSnap atomic.Bool
 	// snapCancel stops a follower's snapshot encoding when the node is elected: the encoding
@@ -657,10 +659,19 @@ type snapMeta struct {
 // holds effects not committed yet, except while leaderSnapshot has stopped the world with
 // everything committed and applied: only then is it encoded, with every shard lock held.
 func (r *replState) Snapshot() ([]byte, error) {
+	// snapHeld is raised before frozenAt is read and lowered once the encoding of the stopped
+	// world is over, so leaderSnapshot, which lowers frozenAt and then waits for snapHeld to
+	// fall before it restarts the world, never lets a write run under that encoding (see
+	// leaderSnapshot).
+	r.snapHeld.Store(true)
+	defer r.snapHeld.Store(false)
 	leader := r.servingA.Load()
 	cut := r.frozenAt.Load()
 	if leader && (cut == 0 || r.appendedA.Load()+1 != cut) {
 		return nil, errors.New("the serving leader snapshots only from a stopped world (RAFT SNAPSHOT)")
+	}
+	if !leader {
+		r.snapHeld.Store(false) // a follower's encoding takes the shard locks itself
 	}
 	if !leader {
 		if cut != 0 {

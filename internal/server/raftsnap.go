@@ -103,7 +103,18 @@ func (r *replState) leaderSnapshot(node *replication.Node, wait bool) error {
 		}
 		// frozenAt is the cut plus one, so that a leader that appended nothing yet has one.
 		r.frozenAt.Store(target + 1)
-		defer r.frozenAt.Store(0)
+		defer func() {
+			// The world restarts only once no encoding of it can be running. This returns
+			// early when the node closes (Await gives up on a closing node) while the apply
+			// goroutine may still be encoding the store without its locks; the race detector
+			// caught writes under such an encoding in the sharded failover tests, whose nodes
+			// close while serving. Once frozenAt is 0, a Snapshot that has not raised snapHeld
+			// yet will see it and not encode.
+			r.frozenAt.Store(0)
+			for r.snapHeld.Load() {
+				time.Sleep(time.Millisecond)
+			}
+		}()
 		for len(r.encoded) > 0 {
 			<-r.encoded
 		}
