@@ -176,8 +176,9 @@ func (s *Server) startRaft() error {
 	if a, ok := s.Addr().(*net.TCPAddr); ok && a != nil && clientPort == 0 {
 		clientPort = int64(a.Port)
 	}
+	inflightBatches := s.cfg.GetInt("raft-inflight-batches")
 	r := &replState{s: s, self: net.JoinHostPort(ip, strconv.FormatInt(clientPort, 10)), leaders: map[string]string{},
-		futures: make(chan inflight, s.cfg.GetInt("raft-inflight-batches")), sem: make(chan struct{}, s.cfg.GetInt("raft-inflight-batches"))}
+		futures: make(chan inflight, inflightBatches), sem: make(chan struct{}, inflightBatches)}
 	r.cfg = replication.Config{
 		NodeID: id, Bind: bind, Dir: dir, Bootstrap: s.cfg.GetBool("raft-bootstrap"),
 		HeartbeatTimeout:  time.Duration(s.cfg.GetInt("raft-heartbeat-timeout")) * time.Millisecond,
@@ -698,11 +699,18 @@ func (r *replState) Snapshot() ([]byte, error) {
 	return b, err
 }
 
+// followerLogSinceSnapshot returns the bytes of log a follower applied since its last
+// snapshot and that snapshot's size: a snapshot is due when the first reaches the second.
+func (r *replState) followerLogSinceSnapshot() (since, last int64) {
+	fs := &r.followerSnap
+	return r.appliedBytes.Load() - fs.appliedAt.Load(), fs.lastSize.Load()
+}
+
 // followerSnapshot encodes a follower's store, when due (see raftsnap.go), unless the node is
 // elected meanwhile.
 func (r *replState) followerSnapshot() ([]byte, error) {
 	fs := &r.followerSnap
-	if !r.forceSnap.Swap(false) && r.appliedBytes.Load()-fs.appliedAt.Load() < fs.lastSize.Load() {
+	if since, last := r.followerLogSinceSnapshot(); !r.forceSnap.Swap(false) && since < last {
 		return nil, errors.New("not due: the log since the last snapshot is smaller than that snapshot")
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -57,8 +57,7 @@ func (r *replState) snapshotter() {
 		logBytes := r.s.cfg.GetInt("raft-snapshot-log-bytes")
 		if !r.servingA.Load() {
 			// A follower: hashicorp/raft snapshots it by entry count; by bytes, HotKV asks.
-			fs := &r.followerSnap
-			if since := r.appliedBytes.Load() - fs.appliedAt.Load(); since >= logBytes && since >= fs.lastSize.Load() {
+			if since, last := r.followerLogSinceSnapshot(); since >= logBytes && since >= last {
 				if err := node.Await(node.Raft.Snapshot()); err != nil {
 					r.s.log.Debug("Follower snapshot by log size not taken", "err", err)
 				}
