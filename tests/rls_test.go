@@ -497,9 +497,11 @@ func grpcClient(t *testing.T, addr string) rlpb.RateLimitServiceClient {
 	return rlpb.NewRateLimitServiceClient(cc)
 }
 
-// In a Raft group only the leader decides; a follower answers UNAVAILABLE so that Envoy
-// applies its failure mode. The service listens on rls-port (the bind addresses).
-func TestRLSRaftFollowerUnavailable(t *testing.T) {
+// In a Raft group only the leader decides. A follower relays its calls to the leader and
+// answers with the leader's decision (rls-forward, the default); with rls-forward no it answers
+// UNAVAILABLE so that Envoy applies its failure mode. The service listens on rls-port (the
+// bind addresses).
+func TestRLSRaftFollowerForwards(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "ratelimit.yaml")
 	// Units of a day: no state expires while the test compares the nodes.
 	raft := "domain: raft\ndescriptors:\n  - key: fixed\n    rate_limit: {unit: day, requests_per_unit: 5, algorithm: fixed_window}\n" +
@@ -530,14 +532,27 @@ func TestRLSRaftFollowerUnavailable(t *testing.T) {
 			{"raft", desc("sliding", "a")}, {"raft", desc("fixed", "a")}} {
 			d := q.d
 			r, err := rl.ShouldRateLimit(ctx, &rlpb.RateLimitRequest{Domain: q.domain, Descriptors: []*rlcommon.RateLimitDescriptor{d}})
-			if n == leader {
-				if err != nil || r.OverallCode != rlsOK {
-					t.Fatalf("leader %s %v: %v %v", n.id, d, r, err)
-				}
-			} else if status.Code(err) != codes.Unavailable {
-				t.Fatalf("follower %s %v: %v %v, want UNAVAILABLE", n.id, d, r, err)
+			if err != nil || r.OverallCode != rlsOK {
+				t.Fatalf("%s (leader %v) %v: %v %v", n.id, n == leader, d, r, err)
+			}
+			// Each node's call is the second or the first unit of the same limit: one state.
+			if want := uint32(i + 1); d.Entries[0].Key == "sliding" && r.Statuses[0].LimitRemaining != 5-want {
+				t.Fatalf("%s: sliding window remaining %d after %d calls", n.id, r.Statuses[0].LimitRemaining, want)
 			}
 		}
+	}
+	var follower *raftNode
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	st := rlsStatus(t, follower)
+	if st["forward"] != "yes" || st["forwarded"] == "0" || st["forward_errors"] != "0" {
+		t.Fatalf("follower's RLS STATUS: %v", st)
+	}
+	if st := rlsStatus(t, leader); st["forwarded"] != "0" {
+		t.Fatalf("leader's RLS STATUS: %v", st)
 	}
 	// The decisions are replicated as ordinary effects: the follower holds the same keys and
 	// the same sliding-window limiter state.
@@ -553,13 +568,7 @@ func TestRLSRaftFollowerUnavailable(t *testing.T) {
 		t.Fatalf("leader's keys: %v", want)
 	}
 	// Hand leadership to the follower: it now holds the same state and decides, and the old
-	// leader answers UNAVAILABLE.
-	var follower *raftNode
-	for _, n := range nodes {
-		if n != leader {
-			follower = n
-		}
-	}
+	// leader relays to it.
 	if err := leader.c.Do(ctx, "RAFT", "TRANSFER", follower.id).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -570,21 +579,47 @@ func TestRLSRaftFollowerUnavailable(t *testing.T) {
 		t.Fatalf("%s: %v, leader had %v", follower.id, got, want)
 	}
 	v, err := follower.c.Do(ctx, "RATELIMIT.PEEK", "rls:raft.sliding", "sliding=a").Int64Slice()
-	if err != nil || v[4] != 1 {
+	if err != nil || v[4] != 2 {
 		t.Fatalf("sliding limiter on the new leader: %v %v", v, err)
 	}
 	for i, n := range nodes {
 		rl := grpcClient(t, "127.0.0.1:"+strconv.Itoa(ports[i]))
-		// 100 a day: the one unit spent on the old leader is still spent.
+		// 100 a day: the two units spent through the old leader are still spent, and each
+		// node's call spends one more, wherever it is made.
+		r, err := rl.ShouldRateLimit(ctx, &rlpb.RateLimitRequest{Domain: "messaging", Descriptors: []*rlcommon.RateLimitDescriptor{desc("to_number", "1")}})
+		if err != nil || r.Statuses[0].LimitRemaining != uint32(97-i) {
+			t.Fatalf("%s (leader %v): %v %v, want %d remaining", n.id, n == follower, r, err, 97-i)
+		}
+	}
+	// Without forwarding the old leader, now a follower, answers UNAVAILABLE.
+	if err := leader.c.ConfigSet(ctx, "rls-forward", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range nodes {
+		rl := grpcClient(t, "127.0.0.1:"+strconv.Itoa(ports[i]))
 		r, err := rl.ShouldRateLimit(ctx, &rlpb.RateLimitRequest{Domain: "messaging", Descriptors: []*rlcommon.RateLimitDescriptor{desc("to_number", "1")}})
 		if n == follower {
-			if err != nil || r.Statuses[0].LimitRemaining != 98 {
+			if err != nil || r.Statuses[0].LimitRemaining != 95 {
 				t.Fatalf("new leader: %v %v", r, err)
 			}
 		} else if status.Code(err) != codes.Unavailable {
-			t.Fatalf("old leader: %v %v", r, err)
+			t.Fatalf("old leader with rls-forward no: %v %v, want UNAVAILABLE", r, err)
 		}
 	}
+}
+
+// rlsStatus is RLS STATUS as a map.
+func rlsStatus(t *testing.T, n *raftNode) map[string]string {
+	t.Helper()
+	v, err := n.c.Do(context.Background(), "RLS", "STATUS").StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(v); i += 2 {
+		m[v[i]] = v[i+1]
+	}
+	return m
 }
 
 // A descriptor's own limit (Envoy's limit override), per-descriptor hits_addend,
@@ -620,11 +655,17 @@ func TestRLSOverridesRefundsDetailedMetric(t *testing.T) {
 	}
 }
 
-// In a sharded cluster a node decides for the keys its shard owns and answers UNAVAILABLE
-// (with the MOVED inside) for the others: forwarding is later work.
-func TestRLSShardedOwnKeysOnly(t *testing.T) {
+// In a sharded cluster each decision is made by the shard that owns its key. A node relays a
+// call for another shard's key there and answers with that shard's decision (rls-forward), for
+// all three algorithms (fixed window's MULTI goes whole); with rls-forward no it answers
+// UNAVAILABLE with the MOVED inside.
+func TestRLSShardedForwards(t *testing.T) {
 	conf := filepath.Join(t.TempDir(), "ratelimit.yaml")
-	if err := os.WriteFile(conf, []byte(rlsReadme), 0o644); err != nil {
+	// Units of a day: nothing refills between the calls (the nodes' clocks run).
+	yaml := "domain: sh\ndescriptors:\n  - key: gcra\n    rate_limit: {unit: day, requests_per_unit: 100}\n" +
+		"  - key: fixed\n    rate_limit: {unit: day, requests_per_unit: 100, algorithm: fixed_window}\n" +
+		"  - key: sliding\n    rate_limit: {unit: day, requests_per_unit: 100, algorithm: sliding_window}\n"
+	if err := os.WriteFile(conf, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rlsPorts := map[*raftNode]int{}
@@ -634,9 +675,13 @@ func TestRLSShardedOwnKeysOnly(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	ask := func(n *raftNode, d *rlcommon.RateLimitDescriptor) (*rlpb.RateLimitResponse, error) {
+		return grpcClient(t, "127.0.0.1:"+strconv.Itoa(rlsPorts[n])).ShouldRateLimit(ctx,
+			&rlpb.RateLimitRequest{Domain: "sh", Descriptors: []*rlcommon.RateLimitDescriptor{d}})
+	}
 	owners := [2]int{}
-	for _, addr := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6"} {
-		key := "rls:edge_proxy_per_ip:remote_address=" + addr
+	for _, v := range []string{"1", "2", "3", "4", "5", "6"} {
+		key := "rls:sh:gcra=" + v
 		slot, err := sc.shards[0][0].c.ClusterKeySlot(ctx, key).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -646,20 +691,54 @@ func TestRLSShardedOwnKeysOnly(t *testing.T) {
 			owner = 1
 		}
 		owners[owner]++
+		// Each shard's node in turn: the second call sees the first one's unit spent.
 		for s, sh := range sc.shards {
-			rl := grpcClient(t, "127.0.0.1:"+strconv.Itoa(rlsPorts[sh[0]]))
-			r, err := rl.ShouldRateLimit(ctx, &rlpb.RateLimitRequest{Domain: "edge_proxy_per_ip",
-				Descriptors: []*rlcommon.RateLimitDescriptor{desc("remote_address", addr)}})
-			if s == owner {
-				if err != nil || r.OverallCode != rlsOK {
-					t.Fatalf("%s (slot %d) on its shard s%d: %v %v", key, slot, s+1, r, err)
+			for _, k := range []string{"gcra", "fixed", "sliding"} {
+				r, err := ask(sh[0], desc(k, v))
+				if err != nil || r.OverallCode != rlsOK || r.Statuses[0].LimitRemaining != uint32(99-s) {
+					t.Fatalf("%s=%s (gcra key in slot %d, shard s%d) asked on s%d: %v %v, want %d remaining", k, v, slot, owner+1, s+1, r, err, 99-s)
 				}
-			} else if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "MOVED") {
-				t.Fatalf("%s (slot %d) on shard s%d: %v %v, want UNAVAILABLE", key, slot, s+1, r, err)
+			}
+		}
+		// The GCRA state is on the owner only.
+		for s, sh := range sc.shards {
+			n, err := sh[0].c.Exists(ctx, key).Result()
+			if s == owner && (err != nil || n != 1) {
+				t.Fatalf("%s on its owner s%d: %d %v", key, s+1, n, err)
+			}
+			if s != owner && (err == nil || !strings.HasPrefix(err.Error(), "MOVED")) {
+				t.Fatalf("%s on s%d, which does not own it: %d %v, want MOVED", key, s+1, n, err)
 			}
 		}
 	}
 	if owners[0] == 0 || owners[1] == 0 {
 		t.Fatalf("the keys did not cover both shards: %v", owners)
+	}
+	for s, sh := range sc.shards {
+		if st := rlsStatus(t, sh[0]); st["forwarded"] == "0" || st["forward_errors"] != "0" {
+			t.Fatalf("s%d RLS STATUS: %v", s+1, st)
+		}
+	}
+	// rls-forward no: a node decides for its own keys and answers UNAVAILABLE for the others.
+	for _, sh := range sc.shards {
+		if err := sh[0].c.ConfigSet(ctx, "rls-forward", "no").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []string{"1", "2", "3", "4", "5", "6"} {
+		slot, err := sc.shards[0][0].c.ClusterKeySlot(ctx, "rls:sh:gcra="+v).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, sh := range sc.shards {
+			r, err := ask(sh[0], desc("gcra", v))
+			if (slot >= 8192) == (s == 1) {
+				if err != nil || r.Statuses[0].LimitRemaining != 97 {
+					t.Fatalf("gcra=%s on its shard s%d: %v %v", v, s+1, r, err)
+				}
+			} else if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "MOVED") {
+				t.Fatalf("gcra=%s on shard s%d: %v %v, want UNAVAILABLE", v, s+1, r, err)
+			}
+		}
 	}
 }

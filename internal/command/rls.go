@@ -8,7 +8,8 @@ type RLSAdmin interface {
 	// ReloadRLS reads rls-config again and installs it; on an error the configuration in use
 	// stays and the error names the file, the line and the problem.
 	ReloadRLS(path string) error
-	// RLSStatus describes the service: whether it runs, its configuration file, domains and rules.
+	// RLSStatus describes the service: whether it runs, its configuration file, domains and
+	// rules, and how many decisions it relayed to other nodes (rls-forward).
 	RLSStatus() [][2]string
 }
 
@@ -21,7 +22,7 @@ func rlsCommands() []*Command {
 			"RELOAD",
 			"    Read rls-config again and use it; a file with an error is refused and the old configuration kept.",
 			"STATUS",
-			"    Return whether the Envoy rate limit service runs, its configuration file, domains and rules.",
+			"    Return whether the Envoy rate limit service runs, its configuration file, domains, rules and forwarding counts.",
 			"HELP",
 			"    Prints this help.")}
 	return []*Command{{Name: "rls", Arity: -2, ACL: []string{"slow"}, Group: "ratelimit", Since: "0.1.0",
@@ -34,6 +35,7 @@ func rlsCommands() []*Command {
 				Handler: rlsReloadCommand},
 			{Name: "status", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow"},
 				Since: "0.1.0", Complexity: "O(1)", Summary: "Describes the Envoy rate limit service and its configuration",
+				Doc:     "Fields: `enabled`, `config`, `listeners`, `domains`, `rules`, and for forwarding (docs/envoy.md) `forward` (rls-forward), `forwarded` (relays to other nodes answered) and `forward_errors` (relays that failed: their calls were answered UNAVAILABLE).",
 				Handler: rlsStatusCommand},
 		}}}
 }

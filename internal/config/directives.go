@@ -88,6 +88,8 @@ func Directives() []*Directive {
 			Doc: "The one address the rate limit service binds: an IP address, `*` (0.0.0.0) or `::*` (::). Empty (the default) listens on every `bind` address. Set at startup only."},
 		{Name: "rls-config", Type: String, Default: "", Mutable: true, Group: "envoy",
 			Doc: "Descriptor configuration of the rate limit service, in envoyproxy/ratelimit's YAML format (plus `algorithm` and `burst`, docs/envoy.md): a file (several domains as `---` documents) or a directory whose `*.yaml`/`*.yml` files are all loaded. CONFIG SET loads the new file first and refuses a file that cannot be used with an error naming the file, the line and the problem, keeping the configuration in use; `RLS RELOAD` and SIGHUP read the file again."},
+		{Name: "rls-forward", Type: Bool, Default: "yes", Mutable: true, Group: "envoy",
+			Doc: "Relay a decision this node cannot make to the node that can, and answer with its result: a Raft follower relays to its leader, a shard to the shard that owns the descriptor's key (the MOVED it would answer names the node), over the client port as a cluster member (`masteruser`/`masterauth`, as slot moves do). Envoy can then send every call to any node. `no` answers gRPC `UNAVAILABLE` instead, and Envoy applies its failure mode."},
 		{Name: "rls-response-headers", Type: Bool, Default: "yes", Mutable: true, Group: "envoy",
 			Doc: "Add envoyproxy/ratelimit's `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` headers to every answer with a limit (its RESPONSE_HEADERS_ENABLED, which is off by default there); Envoy forwards them to the client."},
 

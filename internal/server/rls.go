@@ -32,6 +32,8 @@ type rlsState struct {
 	cfg *rls.Config
 	// clients are the internal clients decisions run on.
 	clients sync.Pool
+	// fwd relays what this node cannot decide to the node that can (rls-forward).
+	fwd rlsForwarder
 }
 
 // AddRLSListener makes the server also serve the rate limit service on ln once started,
@@ -94,6 +96,7 @@ func (s *Server) startRLS() error {
 	r := &s.rls
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.fwd.s = s
 	svc := rls.NewService(&rlsExec{s: s})
 	svc.Headers.Store(s.cfg.GetBool("rls-response-headers"))
 	if err := svc.Install(r.cfg); err != nil {
@@ -142,6 +145,7 @@ func (s *Server) closeRLS() {
 		r.gs.Stop()
 		r.gs = nil
 	}
+	r.fwd.close()
 	for _, ln := range r.pending {
 		_ = ln.Close()
 	}
@@ -188,7 +192,24 @@ type rlsClient struct {
 
 func (e *rlsExec) NowMs() int64 { return e.s.clock.NowMs() }
 
+// Do runs cmds here and, with rls-forward on, relays those this node cannot run (their
+// reply is a MOVED) to the node that can (rlsForwarder).
 func (e *rlsExec) Do(now int64, cmds ...[][]byte) ([][]byte, error) {
+	s := e.s
+	forward := s.cfg.GetBool("rls-forward")
+	replies, err := e.local(now, forward, cmds)
+	if err != nil || !forward {
+		return replies, err
+	}
+	if err := s.rls.fwd.forward(cmds, replies); err != nil {
+		return nil, err
+	}
+	return replies, nil
+}
+
+// local runs cmds on this node. Without forwarding a follower refuses at once; with it, it
+// runs them too, and the table's gate answers each with a MOVED to its leader, with no effect.
+func (e *rlsExec) local(now int64, forward bool, cmds [][][]byte) ([][]byte, error) {
 	s := e.s
 	if s.closed.Load() {
 		return nil, fmt.Errorf("%w: the server is shutting down", rls.ErrUnavailable)
@@ -196,7 +217,7 @@ func (e *rlsExec) Do(now int64, cmds ...[][]byte) ([][]byte, error) {
 	r := s.repl
 	var gen uint64
 	if r != nil {
-		if !r.servingA.Load() {
+		if !r.servingA.Load() && !forward {
 			return nil, fmt.Errorf("%w: this node is not the leader of its Raft group", rls.ErrUnavailable)
 		}
 		gen = r.lossGen.Load()
@@ -295,5 +316,7 @@ func (s *Server) RLSStatus() [][2]string {
 	}
 	s.rls.mu.Unlock()
 	return [][2]string{{"enabled", "1"}, {"config", c.Source}, {"listeners", strings.Join(addrs, " ")},
-		{"domains", strings.Join(c.Domains(), " ")}, {"rules", strconv.Itoa(len(c.Rules))}}
+		{"domains", strings.Join(c.Domains(), " ")}, {"rules", strconv.Itoa(len(c.Rules))},
+		{"forward", s.cfg.Get("rls-forward")}, {"forwarded", strconv.FormatInt(s.rls.fwd.calls.Load(), 10)},
+		{"forward_errors", strconv.FormatInt(s.rls.fwd.errors.Load(), 10)}}
 }
