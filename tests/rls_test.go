@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -497,6 +498,61 @@ func grpcClient(t *testing.T, addr string) rlpb.RateLimitServiceClient {
 	return rlpb.NewRateLimitServiceClient(cc)
 }
 
+// healthOf is what the gRPC health service at addr reports for the rate limit service and
+// for the server as a whole ("").
+func healthOf(t *testing.T, addr string) (svc, server healthpb.HealthCheckResponse_ServingStatus) {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	hc := healthpb.NewHealthClient(cc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i, name := range []string{"envoy.service.ratelimit.v3.RateLimitService", ""} {
+		r, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: name})
+		if err != nil {
+			t.Fatalf("health check of %q at %s: %v", name, addr, err)
+		}
+		if i == 0 {
+			svc = r.Status
+		} else {
+			server = r.Status
+		}
+	}
+	return svc, server
+}
+
+// waitHealth waits until the health service at addr reports want for both names.
+func waitHealth(t *testing.T, addr string, want healthpb.HealthCheckResponse_ServingStatus) {
+	t.Helper()
+	waitUntil(t, "health "+want.String()+" at "+addr, 10*time.Second, func() bool {
+		a, b := healthOf(t, addr)
+		return a == want && b == want
+	})
+}
+
+// The standard gRPC health service runs on the rate limit service's port: SERVING once the
+// server is ready; a service it does not know is NOT_FOUND.
+func TestRLSHealth(t *testing.T) {
+	e := startRLS(t, 2, rlsReadme)
+	addr := e.s.RLSAddr().String()
+	waitHealth(t, addr, healthpb.HealthCheckResponse_SERVING)
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	_, err = healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{Service: "nope"})
+	if status.Code(err) != codes.NotFound {
+		t.Fatalf("unknown service: %v", err)
+	}
+	if v, err := e.c.Do(context.Background(), "RLS", "STATUS").Slice(); err != nil || !strings.Contains(fmt.Sprint(v), "serving yes") {
+		t.Fatalf("RLS STATUS: %v %v", v, err)
+	}
+}
+
 // In a Raft group only the leader decides. A follower relays its calls to the leader and
 // answers with the leader's decision (rls-forward, the default); with rls-forward no it answers
 // UNAVAILABLE so that Envoy applies its failure mode. The service listens on rls-port (the
@@ -548,8 +604,12 @@ func TestRLSRaftFollowerForwards(t *testing.T) {
 		}
 	}
 	st := rlsStatus(t, follower)
-	if st["forward"] != "yes" || st["forwarded"] == "0" || st["forward_errors"] != "0" {
+	if st["forward"] != "yes" || st["forwarded"] == "0" || st["forward_errors"] != "0" || st["serving"] != "yes" {
 		t.Fatalf("follower's RLS STATUS: %v", st)
+	}
+	// Both nodes answer, so both report SERVING to health checks.
+	for i := range nodes {
+		waitHealth(t, "127.0.0.1:"+strconv.Itoa(ports[i]), healthpb.HealthCheckResponse_SERVING)
 	}
 	if st := rlsStatus(t, leader); st["forwarded"] != "0" {
 		t.Fatalf("leader's RLS STATUS: %v", st)
@@ -605,6 +665,17 @@ func TestRLSRaftFollowerForwards(t *testing.T) {
 		} else if status.Code(err) != codes.Unavailable {
 			t.Fatalf("old leader with rls-forward no: %v %v, want UNAVAILABLE", r, err)
 		}
+	}
+	// Health checks then send Envoy to the leader only.
+	for i, n := range nodes {
+		want := healthpb.HealthCheckResponse_SERVING
+		if n != follower {
+			want = healthpb.HealthCheckResponse_NOT_SERVING
+		}
+		waitHealth(t, "127.0.0.1:"+strconv.Itoa(ports[i]), want)
+	}
+	if st := rlsStatus(t, leader); st["serving"] != "no: a follower, and rls-forward is no" {
+		t.Fatalf("old leader's RLS STATUS: %v", st)
 	}
 }
 

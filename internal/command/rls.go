@@ -35,7 +35,7 @@ func rlsCommands() []*Command {
 				Handler: rlsReloadCommand},
 			{Name: "status", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow"},
 				Since: "0.1.0", Complexity: "O(1)", Summary: "Describes the Envoy rate limit service and its configuration",
-				Doc:     "Fields: `enabled`, `config`, `listeners`, `domains`, `rules`, and for forwarding (docs/envoy.md) `forward` (rls-forward), `forwarded` (relays to other nodes answered) and `forward_errors` (relays that failed: their calls were answered UNAVAILABLE).",
+				Doc:     "Fields: `enabled`, `config`, `listeners`, `domains`, `rules`; `serving` (`yes`, or `no:` and why: what the gRPC health service on the same port reports, docs/envoy.md); and for forwarding `forward` (rls-forward), `forwarded` (relays to other nodes answered) and `forward_errors` (relays that failed: their calls were answered UNAVAILABLE).",
 				Handler: rlsStatusCommand},
 		}}}
 }

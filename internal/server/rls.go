@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 
 	rlpb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
@@ -34,7 +37,16 @@ type rlsState struct {
 	clients sync.Pool
 	// fwd relays what this node cannot decide to the node that can (rls-forward).
 	fwd rlsForwarder
+	// health is the standard gRPC health service on the same listeners (rlsHealth).
+	health *health.Server
 }
+
+// rlsServiceName is the service the gRPC health service reports on, with "" (the server).
+const rlsServiceName = "envoy.service.ratelimit.v3.RateLimitService"
+
+// rlsHealthEvery is how often the health service's status is brought up to date: a change of
+// leader is seen by Envoy's health checks (their interval is usually seconds) within that.
+const rlsHealthEvery = 100 * time.Millisecond
 
 // AddRLSListener makes the server also serve the rate limit service on ln once started,
 // whatever rls-port says; in-process tests use it with an ephemeral port, as AddListener.
@@ -122,6 +134,11 @@ func (s *Server) startRLS() error {
 	r.pending = nil
 	r.gs = grpc.NewServer()
 	rlpb.RegisterRateLimitServiceServer(r.gs, svc)
+	r.health = health.NewServer()
+	healthpb.RegisterHealthServer(r.gs, r.health)
+	s.rlsHealthUpdate()
+	s.wg.Add(1)
+	go s.rlsHealth(r.health)
 	for _, ln := range r.lns {
 		s.wg.Add(1)
 		go func(ln net.Listener) {
@@ -136,11 +153,65 @@ func (s *Server) startRLS() error {
 	return nil
 }
 
+// rlsHealth keeps the gRPC health service's status (grpc.health.v1.Health, for Envoy's
+// grpc_health_check and Kubernetes gRPC probes) equal to rlsServing until the server closes.
+func (s *Server) rlsHealth(hs *health.Server) {
+	defer s.wg.Done()
+	t := time.NewTicker(rlsHealthEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			s.rlsHealthUpdate()
+		}
+	}
+}
+
+// rlsHealthUpdate sets the health service's status from rlsServing, when it changed.
+func (s *Server) rlsHealthUpdate() {
+	hs := s.rls.health
+	serving, _ := s.rlsServing()
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if serving {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	if resp, err := hs.Check(context.Background(), &healthpb.HealthCheckRequest{Service: rlsServiceName}); err == nil && resp.Status == st {
+		return
+	}
+	hs.SetServingStatus("", st)
+	hs.SetServingStatus(rlsServiceName, st)
+}
+
+// rlsServing reports whether a call sent to this node now would be decided, and if not why:
+// the server must be ready (its data loaded, not shutting down), and in a Raft group be the
+// serving leader, or relay (rls-forward) to a leader it knows. A shard's node that relays
+// reports on its own group only: the other shards' leaders are checked by the calls.
+func (s *Server) rlsServing() (bool, string) {
+	if ok, why := s.Ready(); !ok {
+		return false, why
+	}
+	r := s.repl
+	switch {
+	case r == nil || r.servingA.Load():
+		return true, ""
+	case !s.cfg.GetBool("rls-forward"):
+		return false, "a follower, and rls-forward is no"
+	case r.leaderClientAddr() == "":
+		return false, "no leader to relay to"
+	}
+	return true, ""
+}
+
 // closeRLS stops the gRPC server: calls in flight are cut, as client connections are.
 func (s *Server) closeRLS() {
 	r := &s.rls
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.health != nil {
+		r.health.Shutdown() // NOT_SERVING to every watcher, before the connections go
+	}
 	if r.gs != nil {
 		r.gs.Stop()
 		r.gs = nil
@@ -317,6 +388,14 @@ func (s *Server) RLSStatus() [][2]string {
 	s.rls.mu.Unlock()
 	return [][2]string{{"enabled", "1"}, {"config", c.Source}, {"listeners", strings.Join(addrs, " ")},
 		{"domains", strings.Join(c.Domains(), " ")}, {"rules", strconv.Itoa(len(c.Rules))},
-		{"forward", s.cfg.Get("rls-forward")}, {"forwarded", strconv.FormatInt(s.rls.fwd.calls.Load(), 10)},
+		{"serving", servingField(s.rlsServing())}, {"forward", s.cfg.Get("rls-forward")}, {"forwarded", strconv.FormatInt(s.rls.fwd.calls.Load(), 10)},
 		{"forward_errors", strconv.FormatInt(s.rls.fwd.errors.Load(), 10)}}
+}
+
+// servingField is RLS STATUS serving: "yes", or "no: " and why.
+func servingField(ok bool, why string) string {
+	if ok {
+		return "yes"
+	}
+	return "no: " + why
 }
