@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"math"
@@ -18,8 +19,10 @@ import (
 	rlpb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -812,4 +815,52 @@ func TestRLSShardedForwards(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rls-tls serves the rate limit service and its health service over TLS with the server's
+// tls-* settings: a client certificate is required as tls-auth-clients says, plaintext is
+// refused, and a CONFIG SET of the certificate applies to new connections.
+func TestRLSTLS(t *testing.T) {
+	te := newTLSEnv(t)
+	e := startRLS(t, 2, rlsReadme, te.args("--rls-tls", "yes")...)
+	addr := e.s.RLSAddr().String()
+	dial := func(cfg *tls.Config) (rlpb.RateLimitServiceClient, healthpb.HealthClient) {
+		creds := insecure.NewCredentials()
+		if cfg != nil {
+			creds = credentials.NewTLS(cfg)
+		}
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cc.Close() })
+		return rlpb.NewRateLimitServiceClient(cc), healthpb.NewHealthClient(cc)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := &rlpb.RateLimitRequest{Domain: "edge_proxy_per_ip", Descriptors: []*rlcommon.RateLimitDescriptor{desc("remote_address", "10.0.0.1")}}
+
+	rl, hc := dial(te.clientConfig(&te.clientCert))
+	r, err := rl.ShouldRateLimit(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, rlsOK, r.OverallCode)
+	h, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	require.Equal(t, healthpb.HealthCheckResponse_SERVING, h.Status)
+
+	// Without a client certificate, and in plaintext: no call gets through.
+	for name, cfg := range map[string]*tls.Config{"no client certificate": te.clientConfig(nil), "plaintext": nil} {
+		rl, _ := dial(cfg)
+		_, err := rl.ShouldRateLimit(ctx, req)
+		require.Equal(t, codes.Unavailable, status.Code(err), "%s: %v", name, err)
+	}
+
+	// A new certificate set with CONFIG SET is what the next connections get.
+	require.Equal(t, "server-1", servedCN(t, addr, te.clientConfig(&te.clientCert)))
+	c2, k2 := te.ca.issue(t, "server-2", false)
+	cert2, key2 := writeFile(t, te.dir, "server2.crt", c2), writeFile(t, te.dir, "server2.key", k2)
+	require.NoError(t, e.c.Do(ctx, "CONFIG", "SET", "tls-cert-file", cert2, "tls-key-file", key2).Err())
+	require.Equal(t, "server-2", servedCN(t, addr, te.clientConfig(&te.clientCert)))
+	rl, _ = dial(te.clientConfig(&te.clientCert))
+	r, err = rl.ShouldRateLimit(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, uint32(8), r.Statuses[0].LimitRemaining) // the second of 10 a second (clock frozen)
 }

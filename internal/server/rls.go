@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	rlpb "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -132,7 +134,11 @@ func (s *Server) startRLS() error {
 	}
 	r.lns = append(r.lns, r.pending...)
 	r.pending = nil
-	r.gs = grpc.NewServer()
+	var opts []grpc.ServerOption
+	if s.cfg.GetBool("rls-tls") {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{GetConfigForClient: s.rlsTLSConfig})))
+	}
+	r.gs = grpc.NewServer(opts...)
 	rlpb.RegisterRateLimitServiceServer(r.gs, svc)
 	r.health = health.NewServer()
 	healthpb.RegisterHealthServer(r.gs, r.health)
@@ -151,6 +157,19 @@ func (s *Server) startRLS() error {
 			"domains", len(r.cfg.Domains()), "rules", len(r.cfg.Rules))
 	}
 	return nil
+}
+
+// rlsTLSConfig is the TLS configuration of a new connection to the rate limit service: the
+// server's current one (CONFIG SET of tls-* replaces it), with HTTP/2 as the only
+// application protocol, which gRPC requires.
+func (s *Server) rlsTLSConfig(*tls.ClientHelloInfo) (*tls.Config, error) {
+	base := s.tls.cfg.Load()
+	if base == nil {
+		return nil, fmt.Errorf("no TLS configuration")
+	}
+	c := base.Clone()
+	c.NextProtos = []string{"h2"}
+	return c, nil
 }
 
 // rlsHealth keeps the gRPC health service's status (grpc.health.v1.Health, for Envoy's

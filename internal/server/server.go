@@ -433,6 +433,9 @@ func (s *Server) Start() error {
 		tlsAddrs = append(tlsAddrs, ln.Addr())
 	}
 	s.ready.Store(true)
+	if s.rls.health != nil {
+		s.rlsHealthUpdate() // SERVING now, not at the next tick
+	}
 	s.log.Info("Ready to accept connections", "addrs", s.addrs, "tls", tlsAddrs, "version", Version, "pid", pid)
 	s.superviseReady()
 	return nil

@@ -189,9 +189,10 @@ func loadCAs(file, dir string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// tlsEnabled reports whether the server serves TLS (tls-port set, or a TLS listener added).
+// tlsEnabled reports whether the server serves TLS (tls-port set, a TLS listener added, or
+// the rate limit service on TLS).
 func (s *Server) tlsEnabled() bool {
-	return s.cfg.GetInt("tls-port") != 0 || len(s.tls.added) > 0
+	return s.cfg.GetInt("tls-port") != 0 || len(s.tls.added) > 0 || s.cfg.GetBool("rls-tls")
 }
 
 // setupTLS loads the TLS configuration at startup; an error stops the start, as Redis
@@ -244,7 +245,7 @@ func (s *Server) reloadTLS(pairs [][2]string, set func() error) error {
 		}
 		overlay[d.Name] = p[1]
 	}
-	enabled := port != 0 || len(s.tls.added) > 0
+	enabled := port != 0 || len(s.tls.added) > 0 || s.cfg.GetBool("rls-tls")
 	var cfg *tls.Config
 	if enabled && (first != "" || s.tls.cfg.Load() == nil) {
 		var err error
