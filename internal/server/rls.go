@@ -142,9 +142,14 @@ func (s *Server) startRLS() error {
 	rlpb.RegisterRateLimitServiceServer(r.gs, svc)
 	r.health = health.NewServer()
 	healthpb.RegisterHealthServer(r.gs, r.health)
+	// The health service's status (grpc.health.v1.Health, for Envoy's grpc_health_check and
+	// Kubernetes gRPC probes) follows rlsServing until the server closes.
 	s.rlsHealthUpdate()
 	s.wg.Add(1)
-	go s.rlsHealth(r.health)
+	go func() {
+		defer s.wg.Done()
+		s.every(rlsHealthEvery, s.rlsHealthUpdate)
+	}()
 	for _, ln := range r.lns {
 		s.wg.Add(1)
 		go func(ln net.Listener) {
@@ -170,22 +175,6 @@ func (s *Server) rlsTLSConfig(*tls.ClientHelloInfo) (*tls.Config, error) {
 	c := base.Clone()
 	c.NextProtos = []string{"h2"}
 	return c, nil
-}
-
-// rlsHealth keeps the gRPC health service's status (grpc.health.v1.Health, for Envoy's
-// grpc_health_check and Kubernetes gRPC probes) equal to rlsServing until the server closes.
-func (s *Server) rlsHealth(hs *health.Server) {
-	defer s.wg.Done()
-	t := time.NewTicker(rlsHealthEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
-			s.rlsHealthUpdate()
-		}
-	}
 }
 
 // rlsHealthUpdate sets the health service's status from rlsServing, when it changed.

@@ -546,15 +546,19 @@ const deniedTotalsInterval = 100 * time.Millisecond
 // deniedTotalsLoop journals the named limiters' denied totals that grew since the journal last
 // carried them, as RATELIMIT.SETSTATE name TOTALS allowed denied (raised as maxima on replay),
 // so that RATELIMIT.STATS agrees after a restart and on every Raft replica.
-func (s *Server) deniedTotalsLoop() {
-	t := time.NewTicker(deniedTotalsInterval)
+func (s *Server) deniedTotalsLoop() { s.every(deniedTotalsInterval, s.flushDeniedTotals) }
+
+// every calls fn every d until the server closes; it is the body of the server's periodic
+// goroutines.
+func (s *Server) every(d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
-			s.flushDeniedTotals()
+			fn()
 		}
 	}
 }
