@@ -731,6 +731,11 @@ func withMajor(b []byte, major byte) []byte {
 // TestSavePointsAndFailedSaves: a save point fires a background save; a save that cannot be
 // written is reported (INFO, SAVE's ERR, SHUTDOWN's error, the server staying up), retried by
 // the save points after Redis's 5 s delay, and SHUTDOWN FORCE exits anyway.
+// misconfText is Redis's refusal of writes after a failed background save.
+const misconfText = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+	"Commands that may modify the data set are disabled, because this instance is configured to report errors during writes " +
+	"if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
 func TestSavePointsAndFailedSaves(t *testing.T) {
 	t.Parallel()
 	s := testutil.StartServer(t, "--save", "1 1")
@@ -756,7 +761,27 @@ func TestSavePointsAndFailedSaves(t *testing.T) {
 	require.Equal(t, "1", info["rdb_changes_since_last_save"])
 	raw := s.Dial(t)
 	require.Equal(t, "-ERR Errors trying to SHUTDOWN. Check logs.\r\n", raw.Do("SHUTDOWN"))
-	require.Equal(t, "+PONG\r\n", raw.Do("PING"), "a failed shutdown save keeps the server up")
+	require.Equal(t, "$1\r\nv\r\n", raw.Do("GET", "k"), "a failed shutdown save keeps the server up")
+
+	// stop-writes-on-bgsave-error (on by default): writes and PING are refused while the last
+	// background save failed, reads are served, and a transaction with a refused write fails.
+	misconf := "-" + misconfText + "\r\n"
+	require.Equal(t, misconf, raw.Do("SET", "k4", "v"))
+	require.Equal(t, misconf, raw.Do("PING"))
+	require.Equal(t, "$1\r\nv\r\n", raw.Do("GET", "k2"))
+	require.Equal(t, "+OK\r\n", raw.Do("MULTI"))
+	require.Equal(t, misconf, raw.Do("INCR", "n"))
+	require.Equal(t, "-EXECABORT Transaction discarded because of previous errors.\r\n", raw.Do("EXEC"))
+	require.Contains(t, c.Info(ctx, "errorstats").Val(), "errorstat_MISCONF:count=")
+	// A script's write call gets the same error; its reads run.
+	err := c.Eval(ctx, "return redis.call('SET', 'k5', 'v')", nil).Err()
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), misconfText), "%v", err)
+	require.Equal(t, "v", c.Eval(ctx, "return redis.call('GET', 'k')", nil).Val())
+	require.NoError(t, c.ConfigSet(ctx, "stop-writes-on-bgsave-error", "no").Err())
+	require.Equal(t, "+OK\r\n", raw.Do("SET", "k4", "v"))
+	require.NoError(t, c.ConfigSet(ctx, "stop-writes-on-bgsave-error", "yes").Err())
+	require.Equal(t, misconf, raw.Do("SET", "k4", "v"))
 
 	// Once saving works again, the save points retry (no sooner than 5 s after the failure).
 	require.NoError(t, os.Remove(tmp))
@@ -765,6 +790,7 @@ func TestSavePointsAndFailedSaves(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the save points did not retry the failed save")
 		time.Sleep(100 * time.Millisecond)
 	}
+	require.Equal(t, "+OK\r\n", raw.Do("SET", "k4", "v"), "a successful save lifts the refusal")
 	require.NoError(t, os.Mkdir(tmp, 0o755))
 	require.NoError(t, c.Set(ctx, "k3", "v", 0).Err())
 	shutdownVia(t, s, "FORCE")

@@ -87,12 +87,19 @@ func TestConfFileIsCurrent(t *testing.T) {
 	}
 }
 
-// TestConfFileDocumentsEveryDirective: each directive's doc and its default line are there,
-// and the file loads back to every default.
+// TestConfFileDocumentsEveryDirective: each directive's doc and its default line are there
+// (but for Redis's directives HotKV only accepts, which docs/config.md lists and the file
+// names there), and the file loads back to every default.
 func TestConfFileDocumentsEveryDirective(t *testing.T) {
 	data := confFile(config.Directives())
 	for _, d := range config.Directives() {
 		lines, _ := d.FileLines(d.Default)
+		if d.Inert || d.Unsupported != "" {
+			if bytes.Contains(data, []byte("\n"+lines[0]+"\n")) {
+				t.Errorf("Redis-only directive listed: %q", lines[0])
+			}
+			continue
+		}
 		if !bytes.Contains(data, []byte("\n"+lines[0]+"\n")) {
 			t.Errorf("no default line %q", lines[0])
 		}

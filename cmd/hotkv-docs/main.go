@@ -366,6 +366,11 @@ func configPage(dirs []*config.Directive) []byte {
 		"as a `--name value` flag after it (flags win over the file), and read with `CONFIG GET`. " +
 		"Directives marked as changeable at run time can also be set with `CONFIG SET`; " +
 		"several `name value` pairs in one `CONFIG SET` are applied all together or not at all.\n\n")
+	b.WriteString("Every directive of Redis 7.0 is known, so a `redis.conf` loads as it is. Those for parts of Redis that HotKV " +
+		"does not have (its replication, cluster bus, jemalloc, RDB and AOF internals) are under [Redis compatibility](#redis-compatibility): " +
+		"most are accepted and change nothing (the ones set to other than their default are named in a warning at startup); " +
+		"those whose other values ask for something a user would rely on (`replicaof`, `min-replicas-to-write`, `maxmemory-clients`, " +
+		"`syslog-enabled`, `tls-replication`...) accept only their default and refuse the rest with the reason.\n\n")
 
 	groups, byGroup := directiveGroups(dirs)
 	b.WriteString("| Directive | Type | Default | CONFIG SET |\n|---|---|---|---|\n")
@@ -454,8 +459,16 @@ func confFile(dirs []*config.Directive) []byte {
 	comment(&b, "Start the server with it: `hotkv-server /etc/hotkv/hotkv.conf [--name value ...]`; flags after the file override it. "+
 		"A directive given twice takes its last value (several `save` lines add up). `include /path/other.conf` reads another file at that point. "+
 		"CONFIG SET changes a running server; CONFIG REWRITE writes the running values back into this file, keeping its comments and order. "+
-		"Memory values accept the units 1k (1000 bytes), 1kb (1024), 1m, 1mb, 1g and 1gb.")
-	groups, byGroup := directiveGroups(dirs)
+		"Memory values accept the units 1k (1000 bytes), 1kb (1024), 1m, 1mb, 1g and 1gb. "+
+		"Redis's directives for parts of Redis that HotKV does not have are accepted too, so that a redis.conf loads, "+
+		"but are left out here: docs/config.md lists them under Redis compatibility.")
+	var own []*config.Directive
+	for _, d := range dirs {
+		if !d.Inert && d.Unsupported == "" {
+			own = append(own, d)
+		}
+	}
+	groups, byGroup := directiveGroups(own)
 	for _, g := range groups {
 		title := strings.ToUpper(g)
 		if title == "" {

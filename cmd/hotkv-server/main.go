@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
@@ -47,6 +48,10 @@ func run(argv []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	daemon := os.Getenv(daemonEnv) != ""
+	if cfg.GetBool("daemonize") && !daemon {
+		return daemonize(argv)
 	}
 	// Like redis-server, work inside dir so that relative paths (logs, snapshots) land there,
 	// and report dir as the absolute working directory from then on (CONFIG GET dir), which
@@ -102,9 +107,16 @@ func run(argv []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if pf := cfg.Get("pidfile"); pf != "" {
-		_ = os.WriteFile(pf, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644)
-		defer os.Remove(pf)
+	pf := cfg.Get("pidfile")
+	if pf == "" && daemon {
+		pf = defaultDaemonPidfile // Redis writes /var/run/redis.pid when daemonized
+	}
+	if pf != "" {
+		if err := os.WriteFile(pf, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644); err != nil {
+			logger.Warn("Failed to write PID file", "pidfile", pf, "err", err)
+		} else {
+			defer os.Remove(pf)
+		}
 	}
 	if !waitForShutdown(srv, sig, logger) {
 		return 1
@@ -113,10 +125,45 @@ func run(argv []string) int {
 	return 0
 }
 
-// waitForShutdown serves until SHUTDOWN or a signal. A signal shuts down as SHUTDOWN without
-// arguments does: with save points configured the final snapshot is written first. If that
-// save fails the server keeps running, as Redis does; a second SIGINT then exits at once
-// without saving, and waitForShutdown reports false.
+// daemonEnv marks the process daemonize started, which must not start another.
+const daemonEnv = "HOTKV_DAEMONIZED"
+
+// defaultDaemonPidfile is the pidfile of a daemonized server that names none.
+const defaultDaemonPidfile = "/var/run/hotkv.pid"
+
+// daemonize implements `daemonize yes`: the same command, with the same arguments, starts
+// again as a new process in a session of its own with standard input, output and error on
+// /dev/null, and this one exits 0 at once, as redis-server's fork does. (A Go process cannot
+// fork without exec: its runtime's threads do not survive fork.)
+func daemonize(argv []string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "daemonize:", err)
+		return 1
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "daemonize:", err)
+		return 1
+	}
+	defer null.Close()
+	cmd := exec.Command(exe, argv...)
+	cmd.Env = append(os.Environ(), daemonEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "daemonize:", err)
+		return 1
+	}
+	_ = cmd.Process.Release()
+	return 0
+}
+
+// waitForShutdown serves until SHUTDOWN or a signal. A signal shuts down as SHUTDOWN with the
+// flags of shutdown-on-sigterm or shutdown-on-sigint does (by default as SHUTDOWN without
+// arguments: with save points configured the final snapshot is written first). If that save
+// fails the server keeps running, as Redis does; a second SIGINT then exits at once without
+// saving, and waitForShutdown reports false.
 func waitForShutdown(srv *server.Server, sig <-chan os.Signal, logger *slog.Logger) bool {
 	failed := false
 	for {
@@ -127,7 +174,7 @@ func waitForShutdown(srv *server.Server, sig <-chan os.Signal, logger *slog.Logg
 				return false
 			}
 			logger.Warn("Received signal, scheduling shutdown...", "signal", s.String())
-			if err := srv.ShutdownOnSignal(); err != nil {
+			if err := srv.ShutdownOnSignal(s == syscall.SIGINT); err != nil {
 				failed = true
 				logger.Warn("Signal received but errors trying to shut down the server, check the logs for more information", "signal", s.String(), "err", err)
 				continue

@@ -645,3 +645,187 @@ func TestDefaultDirIsCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// shutdown-on-sigterm and shutdown-on-sigint choose what the signals do, with SHUTDOWN's
+// flags: nosave skips the save that save points call for, save saves without them, and a
+// failed save keeps the server up unless force.
+func TestShutdownOnSignalFlags(t *testing.T) {
+	saved := func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, "dump.hkv"))
+		return err == nil
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		sig  syscall.Signal
+		save bool
+	}{
+		{"sigterm nosave with save points", []string{"--shutdown-on-sigterm", "nosave now"}, syscall.SIGTERM, false},
+		{"sigint save without save points", []string{"--save", "", "--shutdown-on-sigint", "save"}, syscall.SIGINT, true},
+		{"sigterm default without save points", []string{"--save", "", "--shutdown-on-sigint", "save"}, syscall.SIGTERM, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := startServer(t, dir, append(tc.args, "--appendonly", "no")...)
+			if got := p.raw(t).Do("SET", "k", "v"); got != "+OK\r\n" {
+				t.Fatalf("SET: %q", got)
+			}
+			_ = p.cmd.Process.Signal(tc.sig)
+			if code := p.wait(10 * time.Second); code != 0 {
+				t.Fatalf("exit %d:\n%s", code, p.out.String())
+			}
+			if saved(dir) != tc.save {
+				t.Fatalf("snapshot written: %v, want %v\n%s", saved(dir), tc.save, p.out.String())
+			}
+		})
+	}
+	t.Run("force exits although the save fails", func(t *testing.T) {
+		dir := t.TempDir()
+		p := startServer(t, dir, "--appendonly", "no")
+		r := p.raw(t)
+		if got := r.Do("CONFIG", "GET", "shutdown-on-sigterm"); got != "*2\r\n$19\r\nshutdown-on-sigterm\r\n$7\r\ndefault\r\n" {
+			t.Fatalf("CONFIG GET: %q", got)
+		}
+		// A directory where the temporary file goes makes the save fail.
+		if err := os.Mkdir(filepath.Join(dir, "dump.hkv.tmp"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		if code := p.wait(3 * time.Second); code != -1 {
+			t.Fatalf("exited (%d) although the final save failed:\n%s", code, p.out.String())
+		}
+		if got := r.Do("CONFIG", "SET", "shutdown-on-sigterm", "FORCE now"); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET: %q", got)
+		}
+		if got := r.Do("CONFIG", "GET", "shutdown-on-sigterm"); !strings.Contains(got, "now force") {
+			t.Fatalf("CONFIG GET after SET: %q", got)
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		if code := p.wait(10 * time.Second); code != 0 {
+			t.Fatalf("exit %d with force:\n%s", code, p.out.String())
+		}
+	})
+	for _, bad := range []struct{ v, msg string }{
+		{"save nosave", "shutdown options SAVE and NOSAVE can't be used simultaneously"},
+		{"later", "argument(s) must be one of the following: default, save, nosave, now, force"},
+	} {
+		code, out := runToExit(t, "", "--shutdown-on-sigterm", bad.v)
+		if code == 0 || !strings.Contains(out, bad.msg) {
+			t.Fatalf("--shutdown-on-sigterm %q: exit %d, %s", bad.v, code, out)
+		}
+	}
+}
+
+// daemonize yes: the command returns at once with status 0, and the server runs on in a
+// session of its own, writing its pidfile, until SHUTDOWN.
+func TestDaemonize(t *testing.T) {
+	dir := t.TempDir()
+	port := freePort(t)
+	pidfile := filepath.Join(dir, "hotkv.pid")
+	code, out := runToExit(t, dir, "--daemonize", "yes", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--pidfile", pidfile, "--logfile", filepath.Join(dir, "hotkv.log"), "--save", "", "--appendonly", "no", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	var pid int
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(pidfile)
+		if err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if pid > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "hotkv.log"))
+			t.Fatalf("no pidfile from the daemon:\n%s", log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Field 6 is the session id: the daemon leads its own.
+	if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:])); len(f) < 4 || f[3] != strconv.Itoa(pid) {
+		t.Fatalf("the daemon is not a session leader: %s", stat)
+	}
+	r := testutil.DialAddr(t, "127.0.0.1:"+strconv.Itoa(port))
+	if got := r.Do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: %q", got)
+	}
+	r.SendCmd("SHUTDOWN", "NOSAVE")
+	// Exited: gone, or a zombie until whoever adopted it reaps it.
+	running := func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		return len(f) > 0 && f[0] != "Z"
+	}
+	for running() {
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon did not exit after SHUTDOWN")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
+		t.Fatalf("pidfile left behind: %v", err)
+	}
+}
+
+// oom-score-adj writes the process's OOM-killer score from oom-score-adj-values' first value:
+// absolute as it is, relative added to the score the process started with, and no puts that
+// score back.
+func TestOOMScoreAdj(t *testing.T) {
+	base, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		t.Skip("no /proc/self/oom_score_adj here")
+	}
+	baseScore, _ := strconv.Atoi(strings.TrimSpace(string(base))) // the server inherits it
+	p := startServer(t, "", "--oom-score-adj", "absolute", "--oom-score-adj-values", "300 400 800")
+	score := func() int {
+		t.Helper()
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", p.cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n
+	}
+	if got := score(); got != 300 {
+		t.Fatalf("absolute 300 at start: %d", got)
+	}
+	r := p.raw(t)
+	for _, tc := range []struct {
+		set  []string
+		want int
+	}{
+		{[]string{"oom-score-adj", "relative"}, min(baseScore+300, 1000)},
+		{[]string{"oom-score-adj-values", "100 200 800", "oom-score-adj", "yes"}, min(baseScore+100, 1000)},
+		{[]string{"oom-score-adj", "absolute", "oom-score-adj-values", "2000 2000 2000"}, 1000},
+		{[]string{"oom-score-adj", "no"}, baseScore},
+	} {
+		if got := r.Do(append([]string{"CONFIG", "SET"}, tc.set...)...); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET %v: %q", tc.set, got)
+		}
+		if got := score(); got != tc.want {
+			t.Fatalf("after CONFIG SET %v: score %d, want %d", tc.set, got, tc.want)
+		}
+	}
+	for _, bad := range []struct{ v, msg string }{
+		{"0 200", "wrong number of arguments"},
+		{"0 200 5000", "Invalid oom-score-adj-values, elements must be between -2000 and 2000."},
+	} {
+		got := r.Do("CONFIG", "SET", "oom-score-adj-values", bad.v)
+		if want := "-ERR CONFIG SET failed (possibly related to argument 'oom-score-adj-values') - " + bad.msg + "\r\n"; got != want {
+			t.Fatalf("CONFIG SET oom-score-adj-values %q: %q, want %q", bad.v, got, want)
+		}
+	}
+	if got := score(); got != baseScore {
+		t.Fatalf("refused values changed the score to %d", got)
+	}
+}

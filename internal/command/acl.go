@@ -159,11 +159,18 @@ func (c *Ctx) admit(cmd *Command, u *acl.User) bool {
 	return false
 }
 
-// reject refuses a command before it runs: the error counts as the command's rejected call,
-// and inside MULTI it aborts the transaction (Redis's rejectCommand).
+// reject refuses a command before it runs (Redis's rejectCommand): the error counts as the
+// command's rejected call, inside MULTI it aborts the transaction, and a refused EXEC
+// discards its transaction and says why.
 func (c *Ctx) reject(cmd *Command, msg string) {
 	c.Cmd = cmd
 	cmd.RejectedCalls.Add(1)
+	if cmd.Name == "exec" && cmd.parent == nil {
+		c.Client.setMulti(multiState{})
+		c.Store.Watches.Unwatch(&c.Client.watch)
+		c.Error("EXECABORT Transaction discarded because of: " + msg)
+		return
+	}
 	if c.Client.multi.active {
 		c.Client.multi.dirty = true
 	}

@@ -226,6 +226,11 @@ type Table struct {
 	// intro is the slow log, the latency monitor and the MONITOR clients (introspection.go).
 	intro introspection
 
+	// DiskError, while set, is the MISCONF error that write commands (and PING) get because
+	// the server cannot persist: a background save failed with stop-writes-on-bgsave-error
+	// on, or the append-only log cannot be written. The server sets and clears it as the
+	// disk's state changes, so the check costs the command path one atomic load.
+	DiskError atomic.Pointer[string]
 	// Gate, set once before serving in replicated (Raft) mode and nil otherwise, decides
 	// whether a keyspace command (flagged write, readonly or may_replicate) may run on this
 	// node: "" runs it, anything else is the error reply (-MOVED to the leader, -CLUSTERDOWN

@@ -96,6 +96,10 @@ func (t *Table) exec(c *Ctx) {
 	if c.Store.Mem.Limit() > 0 && !c.admitMemory(cmd) {
 		return
 	}
+	// And one more while the disk is healthy.
+	if de := t.DiskError.Load(); de != nil && !c.Client.LogApplier && !c.admitDiskError(cmd, *de) {
+		return
+	}
 	if c.Client.pubsubMode && c.W.Proto == 2 && !allowedSubscribed(cmd) {
 		// Redis's processCommand: a RESP2 connection in pub/sub mode can only (un)subscribe,
 		// PING, QUIT and RESET; a rejected command inside MULTI aborts the EXEC.
@@ -574,19 +578,7 @@ func (c *Ctx) admitMemory(cmd *Command) bool {
 		reject = true
 	}
 	if res == store.EvictFail && reject {
-		c.Cmd = cmd
-		cmd.RejectedCalls.Add(1)
-		if isExec {
-			// Redis's rejectCommand on EXEC: the transaction is discarded and says why.
-			c.Client.setMulti(multiState{})
-			c.Store.Watches.Unwatch(&c.Client.watch)
-			c.Error("EXECABORT Transaction discarded because of: " + errOOM)
-			return false
-		}
-		if c.Client.multi.active {
-			c.Client.multi.dirty = true
-		}
-		c.Error(errOOM)
+		c.reject(cmd, errOOM)
 		return false
 	}
 	if denyoom && !isExec {
@@ -597,6 +589,28 @@ func (c *Ctx) admitMemory(cmd *Command) bool {
 		m.Admitted(n)
 	}
 	return true
+}
+
+// admitDiskError refuses, while the table's DiskError is set (a failed background save with
+// stop-writes-on-bgsave-error, or a failing append-only log), what Redis refuses then: write
+// commands, an EXEC whose transaction writes, and PING from a client (processCommand); a
+// script's write calls (scriptVerifyWriteCommandAllow).
+func (c *Ctx) admitDiskError(cmd *Command, msg string) bool {
+	isExec := cmd.Name == "exec" && cmd.parent == nil
+	write := cmd.Flags&FlagWrite != 0 || (cmd.Name == "ping" && cmd.parent == nil && !c.inScript)
+	if isExec {
+		for _, q := range c.Client.multi.queue {
+			if q.cmd.Flags&FlagWrite != 0 {
+				write = true
+				break
+			}
+		}
+	}
+	if !write {
+		return true
+	}
+	c.reject(cmd, msg)
+	return false
 }
 
 // gateExec asks the Gate again, at EXEC, about each queued keyspace command: the node may

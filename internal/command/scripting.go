@@ -527,6 +527,12 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 	if sr.ro && flags&(FlagWrite|FlagMayReplicate) != 0 {
 		return nil, sr.refuse(cmd, "Write commands are not allowed from read-only scripts.")
 	}
+	if flags&FlagWrite != 0 {
+		if de := t.DiskError.Load(); de != nil {
+			// Redis's scriptVerifyWriteCommandAllow: no writes while the disk fails (MISCONF).
+			return nil, sr.refuse(cmd, "-"+*de)
+		}
+	}
 	if !sr.allDBs && crossDBCommand(cmd) {
 		return nil, sr.refuse(cmd, "This Redis command reaches other databases and must be named literally in the script's source, so that the script locks every database (HotKV chooses a script's locks when it compiles it)")
 	}

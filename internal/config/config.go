@@ -58,6 +58,15 @@ type Directive struct {
 	// first occurrence replaces the default and later ones add to it, and an empty value
 	// clears it, as Redis treats `save`.
 	Accumulate bool
+	// Inert directives are Redis's, for machinery HotKV does not have (Doc says why): they are
+	// accepted so that a Redis configuration file loads, kept for CONFIG GET and REWRITE, and
+	// change nothing. The server logs the ones set to other than their default at startup.
+	Inert bool
+	// Unsupported, when set, refuses every value but the default with this reason: Redis
+	// directives whose other values ask for behaviour HotKV does not have and that a user
+	// would rely on (replicaof, min-replicas-to-write), so that a file asking for it fails
+	// loudly instead of being ignored.
+	Unsupported string
 }
 
 // Config holds current values. Reads take a read lock; hot-path values are mirrored by the
@@ -134,6 +143,22 @@ func (c *Config) GetInt(name string) int64 {
 func (c *Config) GetBool(name string) bool { return c.Get(name) == "yes" }
 
 // Lookup finds a directive by name or alias.
+// InertSet lists the Inert directives set to other than their default, as `name value`: what
+// a Redis configuration file asked for that HotKV does not do.
+func (c *Config) InertSet() []string {
+	var out []string
+	for _, d := range c.table {
+		if !d.Inert {
+			continue
+		}
+		def, err := d.normalize(d.Default, d.Default)
+		if v := c.Get(d.Name); err == nil && v != def {
+			out = append(out, d.Name+" "+v)
+		}
+	}
+	return out
+}
+
 func (c *Config) Lookup(name string) *Directive { return c.byName[strings.ToLower(name)] }
 
 // Match returns name/value pairs for every directive (or alias) matching one of the glob
@@ -210,6 +235,11 @@ func (c *Config) Set(pairs [][2]string, runtime bool) error {
 		cur := c.values[d.Name]
 		c.mu.RUnlock()
 		v, err := d.normalize(cur, p[1])
+		if err == nil && d.Unsupported != "" {
+			if def, derr := d.normalize(d.Default, d.Default); derr == nil && v != def {
+				err = errors.New(d.Unsupported)
+			}
+		}
 		if err != nil {
 			return &SetError{Name: p[0], Reason: err.Error()}
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,10 @@ import (
 // Directives returns the full config table, fresh on each call. Adding a directive here makes
 // it a config-file line, a `--flag`, a CONFIG GET/SET name and a row in docs/config.md.
 func Directives() []*Directive {
+	return append(directives(), compatDirectives()...)
+}
+
+func directives() []*Directive {
 	return []*Directive{
 		// Network
 		{Name: "bind", Type: Special, Default: "127.0.0.1 -::1", Parse: parseBind, Group: "network",
@@ -109,7 +114,17 @@ func Directives() []*Directive {
 		{Name: "logfile", Type: String, Default: "", Group: "general",
 			Doc: "Log file path; empty logs to standard output."},
 		{Name: "pidfile", Type: String, Default: "", Group: "general",
-			Doc: "Write the process id to this file at start and remove it at shutdown."},
+			Doc: "Write the process id to this file at start and remove it at shutdown. With `daemonize yes` and no pidfile set, `/var/run/hotkv.pid` is used, as Redis uses /var/run/redis.pid."},
+		{Name: "daemonize", Type: Bool, Default: "no", Group: "general",
+			Doc: "Run in the background, as Redis does: the command starts the server as a new process in its own session (standard input, output and error on /dev/null, so log to `logfile`) and exits at once with status 0. The server writes `pidfile`. Under a service manager leave it `no` (deploy/hotkv.service does)."},
+		{Name: "shutdown-on-sigterm", Type: Special, Default: "default", Mutable: true, Parse: parseShutdownOnSig, Group: "general",
+			Doc: "What SIGTERM does, as the flags of SHUTDOWN: `default` (save if save points are configured), `save` (always save), `nosave` (never), `force` (exit even if that save fails; without it a failed save keeps the server running), and `now` (accepted: HotKV has no lagging replicas to wait for). Flags combine, as `nosave now`; `save` and `nosave` exclude each other."},
+		{Name: "shutdown-on-sigint", Type: Special, Default: "default", Mutable: true, Parse: parseShutdownOnSig, Group: "general",
+			Doc: "What SIGINT (Ctrl-C) does, with `shutdown-on-sigterm`'s flags. Whatever it says, a second SIGINT after a failed shutdown exits at once without saving."},
+		{Name: "oom-score-adj", Type: Enum, Default: "no", Values: []string{"no", "yes", "relative", "absolute"}, Mutable: true, Group: "general",
+			Doc: "Set the Linux OOM killer's score of the process (/proc/self/oom_score_adj) from `oom-score-adj-values`, as Redis does: `no` leaves it (and puts back the score the process had before HotKV changed it), `yes` or `relative` adds the value to that score, `absolute` writes the value itself; the result is kept within -1000..1000. HotKV uses the first (primary's) value: a Raft follower may lead at any moment, and HotKV forks no child. Lowering the score needs CAP_SYS_RESOURCE; a CONFIG SET that cannot write it fails (`Failed to set current oom_score_adj. Check server logs.`), a start only logs it."},
+		{Name: "oom-score-adj-values", Type: Special, Default: "0 200 800", Mutable: true, Parse: parseOOMValues, Group: "general",
+			Doc: "Three scores for `oom-score-adj`, each between -2000 and 2000: Redis's primary, replica and background child. HotKV applies the first."},
 		{Name: "supervised", Type: Enum, Default: "no", Values: []string{"upstart", "systemd", "auto", "no"}, Group: "general",
 			Doc: "Tell a service manager how startup goes, as Redis does. `systemd`: sd_notify messages on `NOTIFY_SOCKET` (`STATUS=` lines with the loading progress, `READY=1` once the data is loaded and the listeners are open, `STOPPING=1` at shutdown), for a `Type=notify` unit such as deploy/hotkv.service. `upstart`: the server stops itself with SIGSTOP when ready (`expect stop`). `auto`: upstart if `UPSTART_JOB` is set, else systemd if `NOTIFY_SOCKET` is set. `no`: none."},
 		{Name: "enable-debug-command", Type: Enum, Default: "no", Values: []string{"no", "yes", "local"}, Group: "general",
@@ -160,6 +175,8 @@ func Directives() []*Directive {
 		// Snapshots (docs/persistence.md)
 		{Name: "save", Type: Special, Default: "3600 1 300 100 60 10000", Mutable: true, Accumulate: true, Parse: parseSave, Group: "persistence",
 			Doc: "Save points: `<seconds> <changes>` pairs. A background save (BGSAVE) starts when at least `changes` writes happened and more than `seconds` passed since the last successful save. `\"\"` disables them; then SHUTDOWN and SIGTERM do not save either (unless `SHUTDOWN SAVE`). In a config file, several `save` lines add up, as in Redis."},
+		{Name: "stop-writes-on-bgsave-error", Type: Bool, Default: "yes", Mutable: true, Group: "persistence",
+			Doc: "While save points are configured and the last background save failed, refuse write commands (and PING) with Redis's `-MISCONF` error, so that writes do not pile up unsaved unnoticed; reads go on. A successful save (BGSAVE, SAVE, a save point) lifts it, as does `no`. An append-only log that cannot be written refuses writes the same way, whatever this says (`-MISCONF Errors writing to the AOF file: ...`), until a write succeeds again."},
 		{Name: "dbfilename", Type: String, Default: "dump.hkv", Protected: true, Parse: parseDBFilename, Group: "persistence",
 			Doc: "Snapshot file name inside `dir`. Written as `<name>.tmp`, fsynced, renamed over `<name>`, then the directory is fsynced; loaded at startup if it exists."},
 		// Append-only log (docs/persistence.md)
@@ -248,6 +265,71 @@ func Directives() []*Directive {
 		{Name: "latency-tracking-info-percentiles", Type: Special, Default: "50 99 99.9", Mutable: true, Parse: parsePercentiles, Group: "introspection",
 			Doc: "Percentiles INFO latencystats reports per command, separated by spaces, each from 0 to 100; empty reports none."},
 	}
+}
+
+// shutdownFlags are SHUTDOWN's flags as shutdown-on-sigterm and -sigint take them, in Redis's
+// order (which is also the order CONFIG GET lists them in).
+var shutdownFlags = []string{"save", "nosave", "now", "force"}
+
+// parseShutdownOnSig checks shutdown-on-sigterm and -sigint as Redis's multi-argument enum
+// does, and writes the flags in Redis's order ("default" when there are none).
+func parseShutdownOnSig(v string) (string, error) {
+	set := map[string]bool{}
+	words := strings.Fields(strings.ToLower(v))
+	for _, w := range words {
+		if w != "default" && !slices.Contains(shutdownFlags, w) {
+			words = nil
+			break
+		}
+		set[w] = true
+	}
+	if len(words) == 0 {
+		return "", errors.New("argument(s) must be one of the following: default, save, nosave, now, force")
+	}
+	if set["save"] && set["nosave"] {
+		return "", errors.New("shutdown options SAVE and NOSAVE can't be used simultaneously")
+	}
+	var out []string
+	for _, f := range shutdownFlags {
+		if set[f] {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return "default", nil
+	}
+	return strings.Join(out, " "), nil
+}
+
+// ShutdownOnSig reads a normalized shutdown-on-sig* value: whether it asks to save, not to
+// save (neither: SHUTDOWN's default) and to exit even when the save fails.
+func ShutdownOnSig(v string) (save, nosave, force bool) {
+	for _, f := range strings.Fields(v) {
+		switch f {
+		case "save":
+			save = true
+		case "nosave":
+			nosave = true
+		case "force":
+			force = true
+		}
+	}
+	return save, nosave, force
+}
+
+// parseOOMValues checks oom-score-adj-values as Redis does: three integers in -2000..2000.
+func parseOOMValues(v string) (string, error) {
+	f := strings.Fields(v)
+	if len(f) != 3 {
+		return "", errors.New("wrong number of arguments")
+	}
+	for _, s := range f {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < -2000 || n > 2000 {
+			return "", errors.New("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
+		}
+	}
+	return strings.Join(f, " "), nil
 }
 
 // parsePercentiles checks latency-tracking-info-percentiles as Redis does and writes the

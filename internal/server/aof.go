@@ -13,8 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -121,7 +123,31 @@ type aofLog struct {
 	baseSize    atomic.Int64 // the whole log's size (base and segments) when it was opened or rewritten
 	openedSize  atomic.Int64 // the current segment's size then
 	lastWriteOK atomic.Bool
-	kick        chan struct{}
+	// writeErr is the last write or fsync error, as strerror words it (MISCONF's text).
+	writeErr atomic.Pointer[string]
+	kick     chan struct{}
+}
+
+// lastWriteErr is the last write error's text, worded as C's strerror (capitalized, as Redis
+// prints it in MISCONF).
+func (a *aofLog) lastWriteErr() string {
+	if p := a.writeErr.Load(); p != nil {
+		return *p
+	}
+	return "Unknown error"
+}
+
+// strerror words err as C's strerror does for a system error ("No space left on device").
+func strerror(err error) string {
+	var errno syscall.Errno
+	msg := err.Error()
+	if errors.As(err, &errno) {
+		msg = errno.Error()
+	}
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
 }
 
 // Append implements store.Journal. Callers hold the write's locks: it only appends to memory.
@@ -255,6 +281,7 @@ func (a *aofLog) commitLocked(fsync bool) error {
 			return err
 		}
 		a.unsynced = false
+		a.writeWorks() // a failed fsync is retried with nothing new to write
 	}
 	if !a.unsynced {
 		if a.bufAckable > a.ackable.Load() {
@@ -334,11 +361,18 @@ func (a *aofLog) writeBuf() error {
 	} else {
 		a.buf = a.buf[:0]
 	}
+	a.writeWorks()
+	return nil
+}
+
+// writeWorks records a successful write or fsync after failed ones: the MISCONF refusal of
+// writes ends with it.
+func (a *aofLog) writeWorks() {
 	if !a.lastWriteOK.Load() {
 		a.srv.log.Warn("Writing the append-only log works again", "file", a.segPath)
 		a.lastWriteOK.Store(true)
+		a.srv.updateDiskError()
 	}
-	return nil
 }
 
 func (a *aofLog) writeFailed(what string, err error) {
@@ -346,7 +380,11 @@ func (a *aofLog) writeFailed(what string, err error) {
 		a.srv.log.Warn("Error writing the append-only log; retrying (with appendfsync always, replies wait)",
 			"op", what, "file", a.segPath, "err", err)
 	}
-	a.lastWriteOK.Store(false)
+	msg := strerror(err)
+	a.writeErr.Store(&msg)
+	if a.lastWriteOK.Swap(false) {
+		a.srv.updateDiskError()
+	}
 }
 
 // run writes what was appended every aofWriteEvery (or sooner, when much is pending), and

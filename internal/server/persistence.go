@@ -152,7 +152,14 @@ func (s *Server) Save() error {
 		return command.ErrSaveInProgress
 	}
 	defer p.saveMu.Unlock()
-	return s.writeSnapshot(context.Background(), true)
+	err := s.writeSnapshot(context.Background(), true)
+	if err == nil && !p.lastBgOK.Load() {
+		// A successful SAVE clears a failed BGSAVE's status, as Redis's rdbSave does, and with
+		// it the MISCONF refusal of writes.
+		p.lastBgOK.Store(true)
+		s.updateDiskError()
+	}
+	return err
 }
 
 // BgSave implements BGSAVE (and the save points): the snapshot is written by a goroutine that
@@ -182,6 +189,7 @@ func (s *Server) BgSave(schedule bool) error {
 		err := s.writeSnapshot(ctx, false)
 		p.lastBgSec.Store(int64(time.Since(time.UnixMilli(p.bgStartMs.Load())).Seconds()))
 		p.lastBgOK.Store(err == nil)
+		s.updateDiskError()
 		p.bgInProgress.Store(false)
 		p.saveMu.Unlock()
 		if err == nil {
@@ -247,6 +255,34 @@ func (s *Server) saveLoop() {
 	}
 }
 
+// misconfRDB is Redis's reply to a write while stop-writes-on-bgsave-error holds writes back.
+const misconfRDB = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+	"Commands that may modify the data set are disabled, because this instance is configured to report errors during writes " +
+	"if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+
+// updateDiskError sets or clears the MISCONF refusal of writes (command.Table.DiskError), as
+// Redis's writeCommandsDeniedByDiskError decides it: the last background save failed while
+// save points are configured and stop-writes-on-bgsave-error is on, or the append-only log
+// cannot be written. It runs whenever one of those changes.
+func (s *Server) updateDiskError() {
+	msg := ""
+	switch {
+	case s.cfg.GetBool("stop-writes-on-bgsave-error") && s.hasSavePoints() && !s.persist.lastBgOK.Load():
+		msg = misconfRDB
+	case s.aof != nil && s.aofEnabled() && !s.aof.lastWriteOK.Load():
+		msg = "MISCONF Errors writing to the AOF file: " + s.aof.lastWriteErr()
+	}
+	if msg == "" {
+		if s.table.DiskError.Load() != nil {
+			s.table.DiskError.Store(nil)
+		}
+		return
+	}
+	if cur := s.table.DiskError.Load(); cur == nil || *cur != msg {
+		s.table.DiskError.Store(&msg)
+	}
+}
+
 // setSavePoints applies the `save` directive.
 func (s *Server) setSavePoints(v string) {
 	pts := config.SavePoints(v)
@@ -295,12 +331,24 @@ func (s *Server) prepareForShutdown(mode int, force bool) error {
 	return nil
 }
 
-// ShutdownOnSignal is what main runs on SIGTERM or SIGINT: SHUTDOWN's default behaviour (save
+// ShutdownOnSignal is what main runs on SIGTERM (sigint false) or SIGINT: SHUTDOWN with the
+// flags shutdown-on-sigterm or shutdown-on-sigint names (by default SHUTDOWN's default: save
 // if save points are configured), then a full stop. On a failed save the server keeps
-// running, as Redis does, and the error says why.
-func (s *Server) ShutdownOnSignal() error {
+// running, as Redis does, unless the flags say force, and the error says why.
+func (s *Server) ShutdownOnSignal(sigint bool) error {
+	name := "shutdown-on-sigterm"
+	if sigint {
+		name = "shutdown-on-sigint"
+	}
+	save, nosave, force := config.ShutdownOnSig(s.cfg.Get(name))
+	mode := command.ShutdownDefault
+	if save {
+		mode = command.ShutdownSave
+	} else if nosave {
+		mode = command.ShutdownNoSave
+	}
 	s.notify("STOPPING=1")
-	if err := s.prepareForShutdown(command.ShutdownDefault, false); err != nil {
+	if err := s.prepareForShutdown(mode, force); err != nil {
 		return err
 	}
 	return s.Close()

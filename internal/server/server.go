@@ -110,7 +110,9 @@ type Server struct {
 	metrics metricsState
 	ready   atomic.Bool
 	// rls is the Envoy rate limit service (rls.go), off unless rls-port is set.
-	rls         rlsState
+	rls rlsState
+	// oom is what oom-score-adj changed (oom.go).
+	oom         oomState
 	loadingHook func()
 }
 
@@ -237,6 +239,9 @@ func (s *Server) applyConfig(name, value string) {
 		types.SetListPackLimit(n)
 	case "save":
 		s.setSavePoints(value)
+		s.updateDiskError()
+	case "stop-writes-on-bgsave-error":
+		s.updateDiskError()
 	case "appendfsync":
 		s.aofPolicy.Store(fsyncPolicy(value))
 	case "appendonly":
@@ -299,6 +304,13 @@ func (s *Server) Start() error {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.log.Info("HotKV is starting", "version", Version, "redis_version", RedisVersion, "pid", pid, "config_file", s.cfg.File())
 	s.superviseStart()
+	if set := s.cfg.InertSet(); len(set) > 0 {
+		s.log.Warn("Directives of Redis that HotKV accepts but ignores are set (docs/config.md, Redis compatibility)",
+			"directives", strings.Join(set, ", "))
+	}
+	if s.cfg.Get("oom-score-adj") != "no" {
+		_ = s.applyOOMScore(s.cfg.Get) // as Redis, a score that cannot be written is only logged
+	}
 	if err := s.loadACLAtStartup(); err != nil {
 		s.closeListeners()
 		s.cancel()
@@ -723,7 +735,9 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 		}
 	}
 	return s.reloadMetrics(pairs, func() error {
-		return s.reloadTLS(pairs, func() error { return s.reloadRLSConfig(pairs, func() error { return s.cfg.Set(pairs, true) }) })
+		return s.reloadTLS(pairs, func() error {
+			return s.reloadRLSConfig(pairs, func() error { return s.reloadOOM(pairs, func() error { return s.cfg.Set(pairs, true) }) })
+		})
 	})
 }
 
