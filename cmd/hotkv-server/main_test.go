@@ -277,24 +277,29 @@ func TestConfigErrorsExitNonZero(t *testing.T) {
 		args []string
 		want []string // substrings of the error output
 	}{
-		{[]string{"unknown.conf"}, []string{"Bad directive or wrong number of arguments: 'foo'"}},
-		{[]string{"badvalue.conf"}, []string{"'databases'", "zero"}},
+		{[]string{"unknown.conf"}, []string{"unknown.conf, at line 3", ">>> 'foo bar'", "Bad directive or wrong number of arguments"}},
+		{[]string{"badvalue.conf"}, []string{"badvalue.conf, at line 1", ">>> 'databases zero'", "argument couldn't be parsed into an integer"}},
 		{[]string{"quotes.conf"}, []string{"Unbalanced quotes", "quotes.conf", "line 1"}},
 		{[]string{"noarg.conf"}, []string{"wrong number of arguments", "noarg.conf"}},
 		{[]string{"include.conf"}, []string{"can't open config file", "missing.conf"}},
 		{[]string{"nosuch.conf"}, []string{"can't open config file", "nosuch.conf"}},
-		{[]string{"--port", "abc"}, []string{"invalid value for 'port'", "abc"}},
-		{[]string{"--port", "70000"}, []string{"invalid value for 'port'", "between 0 and 65535"}},
-		{[]string{"--databases", "0"}, []string{"invalid value for 'databases'", `"0"`}},
-		{[]string{"--loglevel", "loud"}, []string{"invalid value for 'loglevel'", "loud"}},
-		{[]string{"--bind", "not-an-ip"}, []string{"invalid value for 'bind'", "not-an-ip"}},
-		{[]string{"--nosuch", "1"}, []string{"Bad directive or wrong number of arguments: 'nosuch'"}},
+		{[]string{"--port", "abc"}, []string{`>>> 'port "abc"'`, "argument couldn't be parsed into an integer"}},
+		{[]string{"--port", "70000"}, []string{`'port "70000"'`, "between 0 and 65535"}},
+		{[]string{"--databases", "0"}, []string{`'databases "0"'`}},
+		{[]string{"--loglevel", "loud"}, []string{`'loglevel "loud"'`, "argument(s) must be one of the following"}},
+		{[]string{"--bind", "not-an-ip"}, []string{`'bind "not-an-ip"'`, "Invalid bind address"}},
+		{[]string{"--nosuch", "1"}, []string{`'nosuch "1"'`, "Bad directive or wrong number of arguments"}},
+		// Redis's own command-line error cases (its introspection test).
+		{[]string{"--port", "--bla", "--loglevel", "verbose"}, []string{`'port "--bla"'`, "argument couldn't be parsed into an integer"}},
+		{[]string{"--logfile", "--my--log--file", "--loglevel", "--bla"}, []string{`'loglevel "--bla"'`, "argument(s) must be one of the following"}},
+		{[]string{"--dir", ".", "--shutdown-on-sigterm"}, []string{"'shutdown-on-sigterm'", "argument(s) must be one of the following"}},
+		{[]string{"--dir", ".", "--shutdown-on-sigterm", "now force", "--shutdown-on-sigint"}, []string{"'shutdown-on-sigint'", "argument(s) must be one of the following"}},
 		// Redis 7.0's command line: values run until the next --option; a one-value
 		// directive given two is an arity error showing the line as Redis quotes it.
 		{[]string{"--port", "0", "stray"}, []string{`'port "0" "stray"'`, "wrong number of arguments"}},
 		{[]string{"--dir", ".", "--port"}, []string{"'port'", "wrong number of arguments"}},
 		{[]string{"--port", "--loglevel", "verbose"}, []string{`'port "--loglevel" "verbose"'`, "wrong number of arguments"}},
-		{[]string{"--", "--dir", "x"}, []string{"Bad directive or wrong number of arguments: '--dir'"}},
+		{[]string{"--", "--dir", "x"}, []string{`'"--dir" "x"'`, "Bad directive or wrong number of arguments"}},
 		{[]string{"--dir", "no/such/dir"}, []string{"Can't chdir to 'no/such/dir'"}},
 	}
 	for _, tc := range cases {

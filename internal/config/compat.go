@@ -1,6 +1,11 @@
 package config
 
-import "math"
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+)
 
 // Doc texts shared by a family of Redis directives that configure machinery HotKV does not
 // have.
@@ -116,9 +121,9 @@ func compatDirectives() []*Directive {
 		inert(&Directive{Name: "syslog-ident", Type: String, Default: "redis", Doc: docSyslog}),
 		inert(&Directive{Name: "syslog-facility", Type: Enum, Default: "local0",
 			Values: []string{"user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"}, Doc: docSyslog}),
-		unsupported(&Directive{Name: "maxmemory-clients", Type: Memory, Default: "0", Min: 0, Max: math.MaxInt64, Mutable: true},
+		unsupported(&Directive{Name: "maxmemory-clients", Type: Special, Default: "0", Mutable: true, Parse: parseMemoryOrPercent},
 			"HotKV does not evict clients to bound their memory (Redis 7's client eviction); client-output-buffer-limit and client-query-buffer-limit bound each client"),
-		unsupported(&Directive{Name: "replicaof", Aliases: []string{"slaveof"}, Type: Special, Default: "", Parse: func(v string) (string, error) { return v, nil }},
+		unsupported(&Directive{Name: "replicaof", Aliases: []string{"slaveof"}, Type: Special, Default: "", Parse: parseReplicaOf},
 			"HotKV replicates with Raft, not REPLICAOF: see the raft-* directives and docs/replication.md"),
 		unsupported(&Directive{Name: "min-replicas-to-write", Aliases: []string{"min-slaves-to-write"}, Type: Int, Default: "0", Min: 0, Max: maxInt32, Mutable: true},
 			"HotKV has no Redis replicas to count: a Raft group (docs/replication.md) commits each write on a majority of its nodes before it answers"),
@@ -164,4 +169,45 @@ func compatDirectives() []*Directive {
 		inert(&Directive{Name: "watchdog-period", Type: Int, Default: "0", Min: 0, Max: maxInt32, Mutable: true, Hidden: true, Doc: docDebug}),
 		inert(&Directive{Name: "lua-enable-deprecated-api", Type: Bool, Default: "no", Hidden: true, Doc: docDebug}),
 	}
+}
+
+// parseMemoryOrPercent checks a Redis memory-or-percentage value (maxmemory-clients) with
+// Redis's errors: a memory value, or a percentage of maxmemory up to 100.
+func parseMemoryOrPercent(v string) (string, error) {
+	if p, ok := strings.CutSuffix(v, "%"); ok {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 {
+			return "", errors.New("argument must be a memory or percent value")
+		}
+		if n > 100 {
+			return "", errors.New("percentage argument must be less or equal to 100")
+		}
+		if n == 0 {
+			return "0", nil // no limit, however written
+		}
+		return strconv.FormatInt(n, 10) + "%", nil
+	}
+	n, ok := ParseMemory(v)
+	if !ok || n < 0 {
+		return "", errors.New("argument must be a memory or percent value")
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// parseReplicaOf checks replicaof's "host port" (or "no one") as Redis does, so that a
+// malformed line gets Redis's error before HotKV's refusal of replicaof itself.
+func parseReplicaOf(v string) (string, error) {
+	f := strings.Fields(v)
+	switch {
+	case len(f) == 0:
+		return "", nil
+	case len(f) != 2:
+		return "", errors.New("wrong number of arguments")
+	case strings.EqualFold(f[0], "no") && strings.EqualFold(f[1], "one"):
+		return "", nil
+	}
+	if port, err := strconv.Atoi(f[1]); err != nil || port < 0 || port > 65535 {
+		return "", errors.New("Invalid master port")
+	}
+	return f[0] + " " + f[1], nil
 }

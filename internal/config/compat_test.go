@@ -194,7 +194,10 @@ func TestUnsupportedDirectivesRefuseOtherValues(t *testing.T) {
 			t.Errorf("%s %s: %v, want %q", tc.name, tc.value, err, tc.reason)
 		}
 	}
-	for _, tc := range [][2]string{{"replicaof", ""}, {"min-replicas-to-write", "0"}, {"maxmemory-clients", "0"}, {"activedefrag", "no"}} {
+	if err := c.Set([][2]string{{"maxmemory-clients", "200%"}}, true); err == nil || !strings.Contains(err.Error(), "percentage argument must be less or equal to 100") {
+		t.Errorf("maxmemory-clients 200%%: %v", err)
+	}
+	for _, tc := range [][2]string{{"replicaof", ""}, {"min-replicas-to-write", "0"}, {"maxmemory-clients", "0"}, {"maxmemory-clients", "0%"}, {"activedefrag", "no"}} {
 		if err := c.Set([][2]string{tc}, false); err != nil {
 			t.Errorf("%s %q (the default): %v", tc[0], tc[1], err)
 		}

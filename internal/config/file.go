@@ -31,10 +31,24 @@ func (e *FileError) Error() string {
 // arguments are joined by spaces (as `save 900 1 300 10` or `bind a b`), and `include` pulls in
 // another file relative to the working directory, as redis-server does.
 func ParseFile(path string) ([][2]string, error) {
-	return parseFile(path, 0)
+	lines, err := parseFile(path, 0)
+	pairs := make([][2]string, len(lines))
+	for i, l := range lines {
+		pairs[i] = l.pair
+	}
+	return pairs, err
 }
 
-func parseFile(path string, depth int) ([][2]string, error) {
+// fileLine is one directive line of a config file, kept with where it came from so that a
+// value the directive refuses is reported at its line, as Redis reports it.
+type fileLine struct {
+	pair [2]string
+	file string
+	line int
+	text string
+}
+
+func parseFile(path string, depth int) ([]fileLine, error) {
 	if depth > 16 {
 		return nil, fmt.Errorf("config: include nesting too deep at %s", path)
 	}
@@ -42,7 +56,7 @@ func parseFile(path string, depth int) ([][2]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("Fatal error, can't open config file '%s': %v", path, err)
 	}
-	var out [][2]string
+	var out []fileLine
 	for i, raw := range strings.Split(string(data), "\n") {
 		line := strings.TrimSpace(strings.TrimSuffix(raw, "\r"))
 		if line == "" || line[0] == '#' {
@@ -74,7 +88,7 @@ func parseFile(path string, depth int) ([][2]string, error) {
 		if len(args) < 2 {
 			return nil, &FileError{File: path, Line: i + 1, Text: line, Reason: "wrong number of arguments"}
 		}
-		out = append(out, [2]string{name, strings.Join(args[1:], " ")})
+		out = append(out, fileLine{pair: [2]string{name, strings.Join(args[1:], " ")}, file: path, line: i + 1, text: line})
 	}
 	return out, nil
 }
@@ -89,7 +103,10 @@ func parseFile(path string, depth int) ([][2]string, error) {
 // config from standard input) is not supported.
 func ParseArgs(argv []string) (file string, pairs [][2]string, err error) {
 	file, lines, err := parseArgs(argv)
-	for _, l := range lines {
+	for n, l := range lines {
+		if l.nargs == 0 { // without the table, every option needs a value
+			return "", nil, &FileError{Line: n + 1, Text: l.text, Reason: "wrong number of arguments"}
+		}
 		pairs = append(pairs, l.pair)
 	}
 	return file, pairs, err
@@ -151,7 +168,7 @@ func parseArgs(argv []string) (file string, out []argLine, err error) {
 		if !ok {
 			return "", nil, &FileError{Line: n + 1, Text: line, Reason: "Unbalanced quotes in configuration line"}
 		}
-		if len(args) < 2 {
+		if len(args) == 0 {
 			return "", nil, &FileError{Line: n + 1, Text: line, Reason: "wrong number of arguments"}
 		}
 		out = append(out, argLine{pair: [2]string{strings.ToLower(args[0]), strings.Join(args[1:], " ")},
@@ -168,16 +185,23 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	var flags [][2]string
+	var flags []fileLine
 	for n, l := range argLines {
 		// A directive of one value (a number, a word, a size) given several is Redis's
 		// "wrong number of arguments", shown with the line as quoted: `port "6379" "6380"`.
-		if d := c.Lookup(l.pair[0]); d != nil && l.nargs > 1 && singleValue(d.Type) {
+		d := c.Lookup(l.pair[0])
+		if d != nil && l.nargs > 1 && singleValue(d.Type) {
 			return nil, &FileError{Line: n + 1, Text: l.text, Reason: "wrong number of arguments"}
 		}
-		flags = append(flags, l.pair)
+		// An option with no value at all is an arity error, but for Redis's multi-argument
+		// configs (Special here), whose own check answers it (shutdown-on-sigterm's "must be
+		// one of the following").
+		if l.nargs == 0 && (d == nil || d.Type != Special || d.Parse == nil) {
+			return nil, &FileError{Line: n + 1, Text: l.text, Reason: "wrong number of arguments"}
+		}
+		flags = append(flags, fileLine{pair: l.pair, line: n + 1, text: l.text})
 	}
-	var pairs [][2]string
+	var pairs []fileLine
 	if file != "" {
 		// Remembered absolute, as Redis's getAbsolutePath: the server changes into dir
 		// before CONFIG REWRITE could write a relative path.
@@ -186,7 +210,7 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 		} else {
 			c.file = file
 		}
-		fp, err := ParseFile(file)
+		fp, err := parseFile(file, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -196,7 +220,8 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 	// Apply one at a time: a later occurrence of a directive overrides an earlier one, as in
 	// redis.conf, instead of being a duplicate error; Accumulate directives add up instead.
 	seen := map[*Directive]bool{}
-	for _, p := range pairs {
+	for _, l := range pairs {
+		p := l.pair
 		if p[0] == "user" {
 			c.users = append(c.users, strings.Fields(p[1]))
 			continue
@@ -210,10 +235,12 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 		if err := c.Set([][2]string{p}, false); err != nil {
 			var se *SetError
 			if ok := asSetError(err, &se); ok {
+				// Redis's loadServerConfigFromString: the error names the line, as written.
+				reason := se.Reason
 				if se.Unknown {
-					return nil, fmt.Errorf("Bad directive or wrong number of arguments: '%s'", p[0])
+					reason = "Bad directive or wrong number of arguments"
 				}
-				return nil, fmt.Errorf("invalid value for '%s' (%q): %s", p[0], p[1], se.Reason)
+				return nil, &FileError{File: l.file, Line: l.line, Text: l.text, Reason: reason}
 			}
 			return nil, err
 		}
