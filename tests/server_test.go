@@ -514,3 +514,36 @@ func TestDebugDigest(t *testing.T) {
 		da = digest(cb)
 	}
 }
+
+// rename-command, as in redis.conf: a command renamed is reachable only by its new name, one
+// renamed to "" not at all (its old name is an unknown command), whatever a connection called
+// last; a line naming no command or a taken name stops the start, at its line.
+func TestRenameCommand(t *testing.T) {
+	s := testutil.StartServer(t, "--rename-command", "flushall", "", "--rename-command", "SET", "myset",
+		"--rename-command", "config", "cfg-7f3a")
+	raw := s.Dial(t)
+	require.Equal(t, "+OK\r\n", raw.Do("MYSET", "k", "v"))
+	require.Equal(t, "-ERR unknown command 'SET', with args beginning with: 'k' 'w' \r\n", raw.Do("SET", "k", "w"))
+	require.Equal(t, "+OK\r\n", raw.Do("myset", "k", "w"))
+	require.Equal(t, "-ERR unknown command 'set', with args beginning with: 'k' 'x' \r\n", raw.Do("set", "k", "x"))
+	require.Equal(t, "$1\r\nw\r\n", raw.Do("GET", "k"))
+	require.Equal(t, "-ERR unknown command 'FLUSHALL', with args beginning with: \r\n", raw.Do("FLUSHALL"))
+	require.Equal(t, "-ERR unknown command 'CONFIG', with args beginning with: 'GET' 'port' \r\n", raw.Do("CONFIG", "GET", "port"))
+	require.Contains(t, raw.Do("CFG-7F3A", "GET", "maxmemory"), "maxmemory")
+	// A script reaches the commands by the same names.
+	require.Equal(t, "+OK\r\n", raw.Do("EVAL", "return redis.call('myset', 'k2', 'v')", "0"))
+	require.Contains(t, raw.Do("EVAL", "return redis.call('set', 'k2', 'v')", "0"), "Unknown Redis command called from script")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rename-command", "nosuch", "x"}, "No such command in rename-command"},
+		{[]string{"--rename-command", "set", "get"}, "Target command name already exists"},
+	} {
+		_, err := testutil.Launch(t, testutil.Options{Args: tc.args})
+		require.Error(t, err, "%v", tc.args)
+		require.Contains(t, err.Error(), tc.want)
+		require.Contains(t, err.Error(), ">>> 'rename-command ")
+	}
+}

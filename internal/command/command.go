@@ -8,6 +8,7 @@
 package command
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"sync"
@@ -137,6 +138,9 @@ type Command struct {
 	// Name is lower case ("gcra.limit"); subcommands are named without their container
 	// ("setname") and reported as "client|setname".
 	Name string
+	// calledAs is the name clients call a top-level command by: Name, or what rename-command
+	// made it ("" once removed). Only the table's lookup and its one-entry cache read it.
+	calledAs string
 	// Arity counts the command name: N means exactly N arguments, -N at least N.
 	Arity int
 	Flags Flag
@@ -267,6 +271,7 @@ func NewTable(cmds ...[]*Command) *Table {
 				panic("command: duplicate command " + c.Name)
 			}
 			t.byName[c.Name] = c
+			c.calledAs = c.Name
 			t.all = append(t.all, c)
 			c.keyNum = hasKeyNumSpec(c)
 			if len(c.Subcommands) > 0 {
@@ -301,6 +306,28 @@ func (t *Table) Lookup(name []byte) *Command {
 		return t.byName[string(buf[:len(name)])]
 	}
 	return t.byName[strings.ToLower(string(name))]
+}
+
+// Rename is redis.conf's rename-command: the command called old (a top-level command) is
+// called new from now on, and "" removes it, so that `rename-command FLUSHALL ""` disables it.
+// Only what clients call it changes: COMMAND, SLOWLOG, INFO commandstats and ACL rules keep
+// its own name, as in Redis. It runs before the server serves.
+func (t *Table) Rename(old, new string) error {
+	lo := strings.ToLower(old)
+	cmd := t.byName[lo]
+	if cmd == nil {
+		return errors.New("No such command in rename-command")
+	}
+	ln := strings.ToLower(new)
+	if other, dup := t.byName[ln]; dup && other != cmd && ln != "" {
+		return errors.New("Target command name already exists")
+	}
+	delete(t.byName, lo)
+	cmd.calledAs = ln // "" matches no client's name: a removed command stays unreachable
+	if ln != "" {
+		t.byName[ln] = cmd
+	}
+	return nil
 }
 
 // All returns every top-level command sorted by name.

@@ -222,7 +222,7 @@ func (t *Table) resolve(c *Ctx) *Command {
 	// A connection tends to send the same command again (pipelines, benchmarks, rate-limit
 	// checks): comparing the name with the previous one is cheaper than the table lookup.
 	var cmd *Command
-	if last := c.lastLookup; last != nil && EqualFold(c.Args[0], last.Name) {
+	if last := c.lastLookup; last != nil && last.calledAs != "" && EqualFold(c.Args[0], last.calledAs) {
 		cmd = last
 	} else {
 		cmd = t.Lookup(c.Args[0])

@@ -77,6 +77,8 @@ type Config struct {
 	byName map[string]*Directive
 	values map[string]string
 	hooks  []func(name, value string)
+	// renames are the rename-command lines.
+	renames []Rename
 	// users are the config file's `user` lines (name and rules), kept apart from the table:
 	// each line declares one ACL user, and they are not CONFIG GET values.
 	users [][]string
@@ -87,6 +89,17 @@ type Config struct {
 // Users returns the `user <name> <rules...>` lines of the config file and flags, each split
 // into words, in order.
 func (c *Config) Users() [][]string { return c.users }
+
+// Rename is one rename-command line: the command From is called To from now on ("" removes
+// it). Line is where it was written, for the error if the command table refuses it.
+type Rename struct {
+	From, To string
+	Line     FileError
+}
+
+// Renames returns the rename-command lines in order; the server applies them to its command
+// table at startup (CONFIG REWRITE keeps the lines as they are).
+func (c *Config) Renames() []Rename { return c.renames }
 
 // New builds a Config over the table with every default applied.
 func New(table []*Directive) *Config {

@@ -42,10 +42,11 @@ func ParseFile(path string) ([][2]string, error) {
 // fileLine is one directive line of a config file, kept with where it came from so that a
 // value the directive refuses is reported at its line, as Redis reports it.
 type fileLine struct {
-	pair [2]string
-	file string
-	line int
-	text string
+	pair  [2]string
+	file  string
+	line  int
+	text  string
+	nargs int
 }
 
 func parseFile(path string, depth int) ([]fileLine, error) {
@@ -88,7 +89,7 @@ func parseFile(path string, depth int) ([]fileLine, error) {
 		if len(args) < 2 {
 			return nil, &FileError{File: path, Line: i + 1, Text: line, Reason: "wrong number of arguments"}
 		}
-		out = append(out, fileLine{pair: [2]string{name, strings.Join(args[1:], " ")}, file: path, line: i + 1, text: line})
+		out = append(out, fileLine{pair: [2]string{name, strings.Join(args[1:], " ")}, file: path, line: i + 1, text: line, nargs: len(args) - 1})
 	}
 	return out, nil
 }
@@ -199,7 +200,7 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 		if l.nargs == 0 && (d == nil || d.Type != Special || d.Parse == nil) {
 			return nil, &FileError{Line: n + 1, Text: l.text, Reason: "wrong number of arguments"}
 		}
-		flags = append(flags, fileLine{pair: l.pair, line: n + 1, text: l.text})
+		flags = append(flags, fileLine{pair: l.pair, line: n + 1, text: l.text, nargs: l.nargs})
 	}
 	var pairs []fileLine
 	if file != "" {
@@ -224,6 +225,19 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 		p := l.pair
 		if p[0] == "user" {
 			c.users = append(c.users, strings.Fields(p[1]))
+			continue
+		}
+		if p[0] == "rename-command" {
+			// Redis takes exactly two arguments, the second possibly "" (remove the command).
+			if l.nargs != 2 {
+				return nil, &FileError{File: l.file, Line: l.line, Text: l.text, Reason: "Bad directive or wrong number of arguments"}
+			}
+			f := strings.Fields(p[1])
+			r := Rename{From: f[0], Line: FileError{File: l.file, Line: l.line, Text: l.text}}
+			if len(f) > 1 {
+				r.To = f[1]
+			}
+			c.renames = append(c.renames, r)
 			continue
 		}
 		if d := c.Lookup(p[0]); d != nil && d.Accumulate {

@@ -304,6 +304,15 @@ func (s *Server) Start() error {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.log.Info("HotKV is starting", "version", Version, "redis_version", RedisVersion, "pid", pid, "config_file", s.cfg.File())
 	s.superviseStart()
+	for _, r := range s.cfg.Renames() {
+		if err := s.table.Rename(r.From, r.To); err != nil {
+			// Redis refuses such a line while it reads the file: the same error, at the line.
+			fe := r.Line
+			fe.Reason = err.Error()
+			s.cancel()
+			return &fe
+		}
+	}
 	if set := s.cfg.InertSet(); len(set) > 0 {
 		s.log.Warn("Directives of Redis that HotKV accepts but ignores are set (docs/config.md, Redis compatibility)",
 			"directives", strings.Join(set, ", "))
