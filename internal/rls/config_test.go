@@ -273,3 +273,21 @@ func FuzzRLSParse(f *testing.F) {
 		}
 	})
 }
+
+// Replies that mean the node cannot decide now (Envoy's failure mode applies) against those
+// that mean the decision itself failed.
+func TestUnavailableReplies(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"MOVED 12 10.0.0.1:6379":                                            true,
+		"CLUSTERDOWN The cluster is down":                                   true,
+		"TRYAGAIN decision outcome unknown":                                 true,
+		"MISCONF Errors writing to the AOF file: No space left on device":   true,
+		"OOM command not allowed when used memory > 'maxmemory'.":           true,
+		"WRONGTYPE Operation against a key holding the wrong kind of value": false,
+		"ERR syntax error":                                                  false,
+	} {
+		if got := unavailableReply(msg); got != want {
+			t.Errorf("%q: %v, want %v", msg, got, want)
+		}
+	}
+}

@@ -63,7 +63,7 @@ func errorText(reply []byte) string {
 // unavailableReply reports errors that mean "not here, not now" rather than a broken request:
 // Envoy should apply its failure mode to them.
 func unavailableReply(msg string) bool {
-	for _, p := range []string{"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS", "OOM"} {
+	for _, p := range []string{"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS", "OOM", "MISCONF"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}
