@@ -920,3 +920,12 @@ func TestReplicationInfoReplicaProgress(t *testing.T) {
 	require.NoError(t, leader.c.Do(ctx, "RAFT", "ANNOUNCE", follower.id, addr, "5").Err())
 	require.Error(t, follower.c.Do(ctx, "RAFT", "ANNOUNCE", follower.id, addr, "5").Err(), "only the leader records")
 }
+
+// DEBUG POPULATE would write keys outside the Raft log: a replicated server refuses it.
+func TestDebugPopulateRefusedInRaftMode(t *testing.T) {
+	nodes := newGroup(t, 1)
+	leader := waitLeader(t, nodes)
+	err := leader.c.Do(ctx, "DEBUG", "POPULATE", "10").Err()
+	require.EqualError(t, err, "ERR DEBUG POPULATE is not available on a replicated server: write the keys with MSET")
+	require.Equal(t, int64(0), leader.c.DBSize(ctx).Val())
+}

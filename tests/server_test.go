@@ -547,3 +547,27 @@ func TestRenameCommand(t *testing.T) {
 		require.Contains(t, err.Error(), ">>> 'rename-command ")
 	}
 }
+
+// DEBUG POPULATE, as in Redis: count string keys prefix:N with values value:N (padded with
+// zero bytes or cut to size), existing keys kept; the keys are written like MSET's, so a
+// restart from the snapshot or from the append-only log alone brings them back.
+func TestDebugPopulate(t *testing.T) {
+	raw := testutil.StartServer(t).Dial(t)
+	require.Equal(t, "+OK\r\n", raw.Do("SET", "key:1", "mine"))
+	require.Equal(t, "+OK\r\n", raw.Do("DEBUG", "POPULATE", "3"))
+	require.Equal(t, ":3\r\n", raw.Do("DBSIZE"))
+	require.Equal(t, "$7\r\nvalue:0\r\n", raw.Do("GET", "key:0"))
+	require.Equal(t, "$4\r\nmine\r\n", raw.Do("GET", "key:1"), "an existing key is kept")
+	require.Equal(t, "+OK\r\n", raw.Do("DEBUG", "POPULATE", "2", "p", "10"))
+	require.Equal(t, "$10\r\nvalue:1\x00\x00\x00\r\n", raw.Do("GET", "p:1"))
+	require.Equal(t, "+OK\r\n", raw.Do("DEBUG", "POPULATE", "1", "q", "3"))
+	require.Equal(t, "$3\r\nval\r\n", raw.Do("GET", "q:0"))
+	require.Equal(t, "-ERR value is out of range, must be positive\r\n", raw.Do("DEBUG", "POPULATE", "-1"))
+	require.Equal(t, "-ERR value is out of range, must be positive\r\n", raw.Do("DEBUG", "POPULATE", "1", "x", "-5"))
+
+	restartThroughEachWay(t, func(t *testing.T, c *redis.Client) {
+		require.NoError(t, c.Do(ctx, "DEBUG", "POPULATE", 2500, "k", 12).Err())
+	}, func(t *testing.T, c *redis.Client) []string {
+		return []string{fmt.Sprint(c.DBSize(ctx).Val()), c.Get(ctx, "k:0").Val(), c.Get(ctx, "k:2499").Val()}
+	}, nil)
+}

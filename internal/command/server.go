@@ -65,6 +65,7 @@ func serverCommands() []*Command {
 				"- `DEBUG ERROR message`: reply `message` as an error, for client tests.\n" +
 				"- `DEBUG CONFIG-REWRITE-FORCE-ALL`: CONFIG REWRITE writing every directive, defaults included.\n" +
 				"- `DEBUG OBJECT key`: Redis's one-line summary of the value (address, refcount, encoding, serialized length, LRU clock, idle seconds); Redis's quicklist statistics are left out.\n" +
+				"- `DEBUG POPULATE count [prefix] [size]`: create `count` string keys `prefix:0` ... (`key:` by default) in the selected database with values `value:0` ..., padded with zero bytes or cut to `size` bytes when given; keys that exist are kept. As in Redis, for filling a server to test with. The keys reach the append-only log (as MSET); a replicated server (Raft) refuses it.\n" +
 				"- `DEBUG SLEEP seconds`: wait before replying, holding every key meanwhile: commands on keys wait, as on Redis, while commands without keys (PING, INFO) still answer.\n" +
 				"- `DEBUG HELP`.\n\n" +
 				"Expiry, TTLs and the rate limiters all read the server clock, so tests in any language can control time with `DEBUG CLOCK`.",
@@ -811,6 +812,10 @@ var debugHelp = helpHandler(
 	"    keywords not listed in original configuration file or default values.",
 	"OBJECT <key>",
 	"    Show low-level info about the `key` and associated value.",
+	"POPULATE <count> [<prefix>] [<size>]",
+	"    Create <count> string keys named <prefix>:<num> (default key:<num>), with",
+	"    values value:<num>, padded with zero bytes or cut to <size> when given.",
+	"    Keys that exist are left as they are.",
 	"SLEEP <seconds>",
 	"    Stop this connection for <seconds>. Decimals allowed.",
 	"HELP",
@@ -869,6 +874,8 @@ func debugCommand(c *Ctx) {
 		debugClock(c)
 	case c.ArgIs(1, "object") && n == 3:
 		debugObject(c)
+	case c.ArgIs(1, "populate") && n >= 3 && n <= 5:
+		debugPopulate(c)
 	case c.ArgIs(1, "config-rewrite-force-all") && n == 2:
 		// Redis's check that a file holding every directive reads back (its CONFIG REWRITE
 		// sanity test): CONFIG REWRITE writing defaults too.
@@ -880,6 +887,81 @@ func debugCommand(c *Ctx) {
 	default:
 		c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncate(string(c.Args[1]), 128) + "'. Try DEBUG HELP.")
 	}
+}
+
+// populateBatch is how many keys DEBUG POPULATE writes per shard-lock hold and per MSET effect:
+// other clients get the shards between batches, and a log entry stays small.
+const populateBatch = 1000
+
+// debugPopulate is Redis's DEBUG POPULATE count [prefix] [size].
+func debugPopulate(c *Ctx) {
+	count, err := strconv.ParseInt(string(c.Args[2]), 10, 64)
+	if err != nil || count < 0 {
+		c.Error("ERR value is out of range, must be positive")
+		return
+	}
+	prefix := "key"
+	if len(c.Args) >= 4 {
+		prefix = string(c.Args[3])
+	}
+	size := int64(-1)
+	if len(c.Args) == 5 {
+		if size, err = strconv.ParseInt(string(c.Args[4]), 10, 64); err != nil || size < 0 {
+			c.Error("ERR value is out of range, must be positive")
+			return
+		}
+		if size > maxBulkLen(c) {
+			c.Error(ErrStringLimit)
+			return
+		}
+	}
+	if c.Srv != nil && c.Srv.Table().Gate != nil {
+		// The keys would be written outside the Raft log, on whichever node ran it.
+		c.Error("ERR DEBUG POPULATE is not available on a replicated server: write the keys with MSET")
+		return
+	}
+	if c.allLocked || c.nlocked > 0 {
+		c.Error("ERR DEBUG POPULATE is not allowed in a transaction")
+		return
+	}
+	db := c.DB
+	var eff [][]byte
+	written := int64(0)
+	for start := int64(0); start < count; start += populateBatch {
+		end := min(count, start+populateBatch)
+		keys := make([][]byte, 0, end-start)
+		for j := start; j < end; j++ {
+			// Redis formats the key into 128 bytes: a longer prefix is cut.
+			k := prefix + ":" + strconv.FormatInt(j, 10)
+			if len(k) > 127 {
+				k = k[:127]
+			}
+			keys = append(keys, []byte(k))
+		}
+		c.LockKeysIn(db.ID, keys, db.ID, nil)
+		eff = append(eff[:0], effMSet)
+		for i, key := range keys {
+			if db.Lookup(key, c.Now) != nil {
+				continue
+			}
+			v := []byte("value:" + strconv.FormatInt(start+int64(i), 10))
+			if size >= 0 {
+				padded := make([]byte, size)
+				copy(padded, v)
+				v = padded
+			}
+			db.Set(key, StringValue(v), 0, false, c.Now)
+			c.notify(evString, "set", key)
+			eff = append(eff, key, v)
+			written++
+		}
+		if len(eff) > 1 {
+			c.Emit(db.ID, eff...)
+		}
+		c.UnlockAll()
+	}
+	c.Dirty(written)
+	c.W.OK()
 }
 
 // debugObject is DEBUG OBJECT key: Redis's one-line summary of a value. The address is the
