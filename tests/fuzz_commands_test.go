@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -79,6 +80,9 @@ func TestCommandSurfaceFuzz(t *testing.T) {
 		seed = v
 	}
 	t.Logf("seed %d (HOTKV_FUZZ_SEED=%d reruns it), %d commands", seed, seed, ops)
+	// Also straight to stderr: a run the kernel kills (out of memory) never prints t.Logf's
+	// buffered lines, and the seed is what reproduces it.
+	fmt.Fprintf(os.Stderr, "TestCommandSurfaceFuzz: HOTKV_FUZZ_SEED=%d\n", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
 
 	s := testutil.StartServer(t)
