@@ -362,3 +362,20 @@ func TestScriptStopsOnShutdown(t *testing.T) {
 	s.Stop(t, command.ShutdownNoSave) // fails the test if the server does not stop within 30 s
 	require.Error(t, <-errc)
 }
+
+// A command a script's redis.call or redis.pcall cannot run because of the server's state
+// counts in INFO errorstats under its own code (OOM), as Redis's scriptCall counts it, once.
+func TestScriptRefusalErrorStats(t *testing.T) {
+	s := testutil.StartServer(t)
+	c := s.Client(t, 2)
+	require.NoError(t, c.ConfigResetStat(ctx).Err())
+	require.NoError(t, c.ConfigSet(ctx, "maxmemory", "1").Err())
+	err := c.Eval(ctx, "return redis.call('set','x','y')", []string{"x"}).Err()
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "OOM command not allowed"), "%v", err)
+	require.NoError(t, c.Eval(ctx, "local t = redis.pcall('set','x','y') return t['err']", []string{"x"}).Err())
+	stats := c.Info(ctx, "errorstats").Val()
+	require.Contains(t, stats, "errorstat_OOM:count=2")
+	require.NotContains(t, stats, "errorstat_ERR")
+	require.NoError(t, c.ConfigSet(ctx, "maxmemory", "0").Err())
+}

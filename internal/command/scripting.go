@@ -593,7 +593,16 @@ func (sr *scriptRun) refuse(cmd *Command, msg string) string {
 		cmd.RejectedCalls.Add(1)
 	}
 	if sr.sc.Srv != nil {
-		sr.sc.Srv.ErrorStat("ERR")
+		// Redis's scriptCall counts the refusal by its code: a reply error kept whole
+		// ("-OOM ...", "-MISCONF ...") by its first word, a message of the script engine's own
+		// by ERR.
+		code := "ERR"
+		if raw, ok := strings.CutPrefix(msg, "-"); ok {
+			if i := strings.IndexByte(raw[:min(len(raw), 32)], ' '); i > 0 {
+				code = raw[:i]
+			}
+		}
+		sr.sc.Srv.ErrorStat(code)
 	}
 	return msg
 }
