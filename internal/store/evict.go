@@ -106,11 +106,12 @@ type Memory struct {
 	logFac   atomic.Int32
 	decay    atomic.Int32
 
-	heap     atomic.Int64 // heap objects at the last sample
-	base     atomic.Int64 // live heap the last collection found (the heap before any)
-	admitted atomic.Int64 // argument bytes of denyoom commands since the last collection
-	freed    atomic.Int64 // estimated bytes evicted since the last collection
-	evicted  atomic.Int64 // keys evicted since start (INFO evicted_keys)
+	heap     atomic.Int64  // heap objects at the last sample
+	base     atomic.Int64  // live heap the last collection found (the heap before any)
+	admitted atomic.Int64  // argument bytes of denyoom commands since the last collection
+	freed    atomic.Int64  // estimated bytes evicted since the last collection
+	cycles   atomic.Uint64 // the collection count base, admitted and freed date from
+	evicted  atomic.Int64  // keys evicted since start (INFO evicted_keys)
 
 	// mu guards the pool, the shard lists and the sampler's life; evictors hold it for one
 	// key at a time.
@@ -173,6 +174,11 @@ func (m *Memory) SetLimit(bytes int64) {
 	defer m.mu.Unlock()
 	m.limit.Store(bytes)
 	if bytes > 0 && !m.sampling {
+		// Start from a collection: until now nothing counted what commands added, so the
+		// last collection's live figure may be from before most of the data arrived, and
+		// eviction measured against it would take too much once the next collection corrects
+		// it. One collection, when a limit first appears.
+		runtime.GC()
 		m.sampling = true
 		m.stop = make(chan struct{})
 		go m.sampleLoop(newSampler(), m.stop)
@@ -211,7 +217,6 @@ func HeapUsed() int64 {
 // sampler holds the metrics read each tick and what the last one saw.
 type sampler struct {
 	s        []metrics.Sample
-	cycles   uint64
 	lastGC   time.Time
 	forcedGC time.Time
 }
@@ -225,15 +230,17 @@ func newSampler() *sampler {
 }
 
 // read takes one sample: the heap, and a collection since the last sample makes the evicted
-// estimate moot (that memory is free now).
+// estimate moot (that memory is free now). Which collection was last seen is the Memory's, not
+// the sampler's: a new sampler (SetLimit's) must not forget the bytes admitted and evicted
+// since a collection it did not see.
 func (s *sampler) read(m *Memory) (heap, live int64) {
 	metrics.Read(s.s)
 	heap = int64(s.s[0].Value.Uint64())
 	if s.s[2].Value.Kind() == metrics.KindUint64 {
 		live = int64(s.s[2].Value.Uint64())
 	}
-	if c := s.s[1].Value.Uint64(); c != s.cycles || s.cycles == 0 {
-		s.cycles = c
+	if c := s.s[1].Value.Uint64(); c != m.cycles.Load() || c == 0 {
+		m.cycles.Store(c)
 		if c == 0 || live == 0 {
 			live = heap // no collection yet: the heap is all there is to go by
 		}
