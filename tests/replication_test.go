@@ -921,11 +921,21 @@ func TestReplicationInfoReplicaProgress(t *testing.T) {
 	require.Error(t, follower.c.Do(ctx, "RAFT", "ANNOUNCE", follower.id, addr, "5").Err(), "only the leader records")
 }
 
-// DEBUG POPULATE would write keys outside the Raft log: a replicated server refuses it.
-func TestDebugPopulateRefusedInRaftMode(t *testing.T) {
+// What would make a node differ from its group is refused: DEBUG POPULATE (keys written
+// outside the Raft log) and a change of port or bind (the address the group announces).
+func TestRaftRefusesNodeLocalChanges(t *testing.T) {
 	nodes := newGroup(t, 1)
 	leader := waitLeader(t, nodes)
 	err := leader.c.Do(ctx, "DEBUG", "POPULATE", "10").Err()
 	require.EqualError(t, err, "ERR DEBUG POPULATE is not available on a replicated server: write the keys with MSET")
 	require.Equal(t, int64(0), leader.c.DBSize(ctx).Val())
+	bind := "127.0.0.1 -::1"
+	if leader.c.ConfigGet(ctx, "bind").Val()["bind"] == bind {
+		bind = "127.0.0.1"
+	}
+	for _, kv := range [][2]string{{"port", strconv.Itoa(freePort(t))}, {"bind", bind}} {
+		err := leader.c.ConfigSet(ctx, kv[0], kv[1]).Err()
+		require.EqualError(t, err, "ERR CONFIG SET failed (possibly related to argument '"+kv[0]+
+			"') - a Raft member's client address is announced to its group: restart the node to change it")
+	}
 }

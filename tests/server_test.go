@@ -1,7 +1,10 @@
 package tests
 
 import (
+	"bufio"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +84,7 @@ func TestConfig(t *testing.T) {
 		require.Equal(t, "30", c.ConfigGet(ctx, "hz").Val()["hz"])
 
 		require.EqualError(t, c.ConfigSet(ctx, "nosuch", "1").Err(), "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'")
-		require.EqualError(t, c.ConfigSet(ctx, "port", "1").Err(), "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config")
+		require.EqualError(t, c.ConfigSet(ctx, "databases", "1").Err(), "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config")
 		require.EqualError(t, c.Do(ctx, "CONFIG", "SET", "hz", "10", "HZ", "11").Err(), "ERR CONFIG SET failed (possibly related to argument 'HZ') - duplicate parameter")
 		require.EqualError(t, c.Do(ctx, "CONFIG", "SET", "hz", "10", "timeout").Err(), "ERR syntax error")
 		require.EqualError(t, c.Do(ctx, "CONFIG", "SET", "hz").Err(), "ERR wrong number of arguments for 'config|set' command")
@@ -570,4 +573,61 @@ func TestDebugPopulate(t *testing.T) {
 	}, func(t *testing.T, c *redis.Client) []string {
 		return []string{fmt.Sprint(c.DBSize(ctx).Val()), c.Get(ctx, "k:0").Val(), c.Get(ctx, "k:2499").Val()}
 	}, nil)
+}
+
+// CONFIG SET port and bind change the listeners at run time, as in Redis 7: the new port is
+// served, the old one closed, connected clients stay; a port that cannot be bound, or
+// addresses that cannot, are refused and the server keeps listening where it did.
+func TestConfigSetPortAndBind(t *testing.T) {
+	s := testutil.StartServer(t) // its own listener, on an ephemeral port, is not `port`'s
+	c := s.Client(t, 2)
+	reach := func(port int) error {
+		nc, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := nc.Write([]byte("PING\r\n")); err != nil {
+			return err
+		}
+		line, err := bufio.NewReader(nc).ReadString('\n')
+		if err == nil && line != "+PONG\r\n" {
+			return fmt.Errorf("PING: %q", line)
+		}
+		return err
+	}
+	p1, p2 := freePort(t), freePort(t)
+	require.NoError(t, c.ConfigSet(ctx, "port", strconv.Itoa(p1)).Err())
+	require.NoError(t, reach(p1))
+	kept := testutil.DialAddr(t, "127.0.0.1:"+strconv.Itoa(p1))
+	require.Equal(t, "+PONG\r\n", kept.Do("PING"))
+
+	require.NoError(t, c.ConfigSet(ctx, "port", strconv.Itoa(p2)).Err())
+	require.NoError(t, reach(p2))
+	require.Error(t, reach(p1), "the old port is closed")
+	require.Equal(t, "+PONG\r\n", kept.Do("PING"), "a client of the old port stays connected")
+	require.Equal(t, strconv.Itoa(p2), c.ConfigGet(ctx, "port").Val()["port"])
+
+	// A port in use: refused, nothing changes.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	busyPort := busy.Addr().(*net.TCPAddr).Port
+	require.EqualError(t, c.ConfigSet(ctx, "port", strconv.Itoa(busyPort)).Err(),
+		"ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.")
+	require.Equal(t, strconv.Itoa(p2), c.ConfigGet(ctx, "port").Val()["port"])
+	require.NoError(t, reach(p2))
+
+	// New bind addresses, overlapping the old ones; then ones that cannot be bound.
+	require.NoError(t, c.ConfigSet(ctx, "bind", "127.0.0.1").Err())
+	require.NoError(t, reach(p2))
+	require.EqualError(t, c.ConfigSet(ctx, "bind", "127.0.0.1 192.0.2.1").Err(),
+		"ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.")
+	require.Equal(t, "127.0.0.1", c.ConfigGet(ctx, "bind").Val()["bind"])
+	require.NoError(t, reach(p2), "the old addresses are listened on again")
+
+	require.NoError(t, c.ConfigSet(ctx, "port", "0").Err())
+	require.Error(t, reach(p2))
+	require.Equal(t, "+PONG\r\n", kept.Do("PING"))
 }

@@ -19,12 +19,12 @@ func Directives() []*Directive {
 func directives() []*Directive {
 	return []*Directive{
 		// Network
-		{Name: "bind", Type: Special, Default: "127.0.0.1 -::1", Parse: parseBind, Group: "network",
-			Doc: "Addresses to listen on (plain `port` and `tls-port`), separated by spaces; a `-` prefix makes an address optional (skipped if it cannot be bound, as `-::1` on a host without IPv6), `*` is every IPv4 address and `::*` every IPv6 one. Redis 7's redis.conf default, loopback only; serving other hosts also needs a password or `protected-mode no` (docs/security.md)."},
+		{Name: "bind", Type: Special, Default: "127.0.0.1 -::1", Mutable: true, Parse: parseBind, Group: "network",
+			Doc: "Addresses to listen on (plain `port` and `tls-port`), separated by spaces; a `-` prefix makes an address optional (skipped if it cannot be bound, as `-::1` on a host without IPv6), `*` is every IPv4 address and `::*` every IPv6 one. Redis 7's redis.conf default, loopback only; serving other hosts also needs a password or `protected-mode no` (docs/security.md). CONFIG SET closes the old listeners of `port` and `tls-port` and opens the new ones, as Redis 7 does; if the new addresses cannot all be bound (`Failed to bind to specified addresses.`) the old ones open again. Connected clients stay. A Raft member refuses the change."},
 		{Name: "protected-mode", Type: Bool, Default: "yes", Mutable: true, Group: "network",
 			Doc: "While the `default` user has no password (`requirepass` empty and the user `nopass`), refuse clients connecting from any address other than 127.0.0.1 and ::1 with Redis's `-DENIED` error, then close them. Stops an unprotected server from being open to the network by a wide `bind` alone."},
-		{Name: "port", Type: Int, Default: "6379", Min: 0, Max: 65535, Group: "network",
-			Doc: "TCP port. 0 disables the TCP listener."},
+		{Name: "port", Type: Int, Default: "6379", Min: 0, Max: 65535, Mutable: true, Group: "network",
+			Doc: "TCP port. 0 disables the TCP listener. CONFIG SET listens on the new port first (a port that cannot be bound is refused: `Unable to listen on this port. Check server logs.`), then closes the old one; connected clients stay. A Raft member refuses the change (its group announces its address)."},
 		{Name: "unixsocket", Type: String, Default: "", Group: "network",
 			Doc: "Also serve clients on this Unix domain socket path (empty: none). A stale socket file left at the path is replaced at start, and the file is removed at shutdown. Unix-socket clients count as local for `protected-mode` and show `addr=<path>:0` and the `U` flag in CLIENT LIST."},
 		{Name: "unixsocketperm", Type: Special, Default: "0", Parse: parseOctalPerm, Group: "network",

@@ -50,7 +50,11 @@ type Server struct {
 	start time.Time
 
 	listeners []net.Listener
-	addrs     []net.Addr
+	// ported are the listeners of port (in listeners too); CONFIG SET of port or bind
+	// replaces them (listen.go). listenMu guards both against such a change.
+	ported   []net.Listener
+	listenMu sync.Mutex
+	addrs    []net.Addr
 	// topo wakes blocked clients when this node may have stopped serving their keys.
 	topo topology
 	// tls is the tls-port side: its listeners and the live configuration (tls.go).
@@ -372,6 +376,7 @@ func (s *Server) Start() error {
 		s.listeners = append(s.listeners, ln)
 		s.addrs = append(s.addrs, ln.Addr())
 	}
+	s.ported = lns
 	if path := s.cfg.Get("unixsocket"); path != "" {
 		ln, err := listenUnix(path, s.cfg.Get("unixsocketperm"))
 		if err != nil {
@@ -409,6 +414,7 @@ func (s *Server) Start() error {
 			return err
 		}
 	}
+	s.listenMu.Lock() // before tls.mu, as reloadListen takes them
 	s.tls.mu.Lock()
 	s.tls.ported = lns
 	for _, ln := range s.listeners {
@@ -420,6 +426,7 @@ func (s *Server) Start() error {
 		go s.acceptLoop(ln, true)
 	}
 	s.tls.mu.Unlock()
+	s.listenMu.Unlock()
 	if err := s.startRLS(); err != nil {
 		s.beginClose()
 		s.wg.Wait()
@@ -465,11 +472,16 @@ func (s *Server) Start() error {
 // listen opens port (0: none) on every bind address; an address with a "-" prefix is
 // skipped when it cannot be bound, as in Redis.
 func (s *Server) listen(port int64) ([]net.Listener, error) {
+	return listenOn(s.cfg.Get("bind"), port)
+}
+
+// listenOn is listen on the bind addresses given rather than bind's value.
+func listenOn(bind string, port int64) ([]net.Listener, error) {
 	if port == 0 {
 		return nil, nil
 	}
 	var out []net.Listener
-	for _, addr := range strings.Fields(s.cfg.Get("bind")) {
+	for _, addr := range strings.Fields(bind) {
 		optional := strings.HasPrefix(addr, "-")
 		addr = strings.TrimPrefix(addr, "-")
 		switch addr {
@@ -525,9 +537,11 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) closeListeners() {
 	s.closeMetrics()
 	s.closeRLS()
+	s.listenMu.Lock()
 	for _, ln := range s.listeners {
 		_ = ln.Close()
 	}
+	s.listenMu.Unlock()
 	s.tls.mu.Lock()
 	for _, ln := range append(s.tls.added, s.tls.ported...) {
 		_ = ln.Close()
@@ -743,9 +757,11 @@ func (s *Server) ConfigSet(pairs [][2]string) error {
 				"(starting it at run time is not supported yet): restart with appendonly yes"}
 		}
 	}
-	return s.reloadMetrics(pairs, func() error {
-		return s.reloadTLS(pairs, func() error {
-			return s.reloadRLSConfig(pairs, func() error { return s.reloadOOM(pairs, func() error { return s.cfg.Set(pairs, true) }) })
+	return s.reloadListen(pairs, func() error {
+		return s.reloadMetrics(pairs, func() error {
+			return s.reloadTLS(pairs, func() error {
+				return s.reloadRLSConfig(pairs, func() error { return s.reloadOOM(pairs, func() error { return s.cfg.Set(pairs, true) }) })
+			})
 		})
 	})
 }
