@@ -294,6 +294,10 @@ func TestConfigErrorsExitNonZero(t *testing.T) {
 		{[]string{"--logfile", "--my--log--file", "--loglevel", "--bla"}, []string{`'loglevel "--bla"'`, "argument(s) must be one of the following"}},
 		{[]string{"--dir", ".", "--shutdown-on-sigterm"}, []string{"'shutdown-on-sigterm'", "argument(s) must be one of the following"}},
 		{[]string{"--dir", ".", "--shutdown-on-sigterm", "now force", "--shutdown-on-sigint"}, []string{"'shutdown-on-sigint'", "argument(s) must be one of the following"}},
+		{[]string{"--replicaof", "127.0.0.1", "abc"}, []string{`'replicaof "127.0.0.1" "abc"'`, "Invalid master port"}},
+		{[]string{"--replicaof", "--127.0.0.1", "abc"}, []string{`'replicaof "--127.0.0.1" "abc"'`, "Invalid master port"}},
+		{[]string{"--replicaof", "--127.0.0.1", "--abc"}, []string{`'replicaof "--127.0.0.1"'`, "wrong number of arguments"}},
+		{[]string{"--replicaof", "10.0.0.1", "6379"}, []string{`'replicaof "10.0.0.1" "6379"'`, "HotKV replicates with Raft, not REPLICAOF"}},
 		// Redis 7.0's command line: values run until the next --option; a one-value
 		// directive given two is an arity error showing the line as Redis quotes it.
 		{[]string{"--port", "0", "stray"}, []string{`'port "0" "stray"'`, "wrong number of arguments"}},

@@ -47,6 +47,7 @@ type fileLine struct {
 	line  int
 	text  string
 	nargs int
+	flag  bool // a command-line option rather than a file's line
 }
 
 func parseFile(path string, depth int) ([]fileLine, error) {
@@ -188,19 +189,7 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 	}
 	var flags []fileLine
 	for n, l := range argLines {
-		// A directive of one value (a number, a word, a size) given several is Redis's
-		// "wrong number of arguments", shown with the line as quoted: `port "6379" "6380"`.
-		d := c.Lookup(l.pair[0])
-		if d != nil && l.nargs > 1 && singleValue(d.Type) {
-			return nil, &FileError{Line: n + 1, Text: l.text, Reason: "wrong number of arguments"}
-		}
-		// An option with no value at all is an arity error, but for Redis's multi-argument
-		// configs (Special here), whose own check answers it (shutdown-on-sigterm's "must be
-		// one of the following").
-		if l.nargs == 0 && (d == nil || d.Type != Special || d.Parse == nil) {
-			return nil, &FileError{Line: n + 1, Text: l.text, Reason: "wrong number of arguments"}
-		}
-		flags = append(flags, fileLine{pair: l.pair, line: n + 1, text: l.text, nargs: l.nargs})
+		flags = append(flags, fileLine{pair: l.pair, line: n + 1, text: l.text, nargs: l.nargs, flag: true})
 	}
 	var pairs []fileLine
 	if file != "" {
@@ -223,6 +212,16 @@ func Load(table []*Directive, argv []string) (*Config, error) {
 	seen := map[*Directive]bool{}
 	for _, l := range pairs {
 		p := l.pair
+		// The command line's arity, checked line by line so that the first bad line is the
+		// one reported, as Redis reads them: a directive of one value (a number, a word, a
+		// size) given several is "wrong number of arguments", shown with the line as quoted
+		// (`port "6379" "6380"`); so is an option with no value at all, but for Redis's
+		// multi-argument configs (Special here), whose own check answers it
+		// (shutdown-on-sigterm's "must be one of the following").
+		if d := c.Lookup(p[0]); l.flag && ((d != nil && l.nargs > 1 && singleValue(d.Type)) ||
+			(l.nargs == 0 && (d == nil || d.Type != Special || d.Parse == nil))) {
+			return nil, &FileError{Line: l.line, Text: l.text, Reason: "wrong number of arguments"}
+		}
 		if p[0] == "user" {
 			c.users = append(c.users, strings.Fields(p[1]))
 			continue
