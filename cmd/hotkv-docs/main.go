@@ -371,6 +371,9 @@ func configPage(dirs []*config.Directive) []byte {
 		"most are accepted and change nothing (the ones set to other than their default are named in a warning at startup); " +
 		"those whose other values ask for something a user would rely on (`replicaof`, `min-replicas-to-write`, `maxmemory-clients`, " +
 		"`syslog-enabled`, `tls-replication`...) accept only their default and refuse the rest with the reason.\n\n")
+	b.WriteString("Three kinds of line in a config file are not directives: `include /path/other.conf` reads another file at that point, " +
+		"`user <name> <rules...>` declares an ACL user (docs/security.md), and `rename-command <name> <new-name>` renames a command " +
+		"(`\"\"` removes it; docs/security.md).\n\n")
 
 	groups, byGroup := directiveGroups(dirs)
 	b.WriteString("| Directive | Type | Default | CONFIG SET |\n|---|---|---|---|\n")
