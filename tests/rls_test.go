@@ -864,3 +864,11 @@ func TestRLSTLS(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint32(8), r.Statuses[0].LimitRemaining) // the second of 10 a second (clock frozen)
 }
+
+// The service's own commands do not depend on what rename-command left clients.
+func TestRLSWithRenamedCommands(t *testing.T) {
+	e := startRLS(t, 2, rlsReadme, "--rename-command", "gcra.limit", "", "--rename-command", "multi", "m-8f2a",
+		"--rename-command", "exec", "e-8f2a", "--rename-command", "ratelimit.check", "")
+	expect(t, e.ask(t, "edge_proxy_per_ip", 0, desc("remote_address", "10.0.0.1")), 0, rlsOK, 9, -1)
+	require.Contains(t, e.c.Do(context.Background(), "GCRA.LIMIT", "k", "1000", "10").Err().Error(), "unknown command")
+}

@@ -631,3 +631,32 @@ func TestConfigSetPortAndBind(t *testing.T) {
 	require.Error(t, reach(p2))
 	require.Equal(t, "+PONG\r\n", kept.Do("PING"))
 }
+
+// Renamed commands are still what the append-only log holds and replays, and what the server's
+// own clients send: a restart with the same renames brings every write back, as Redis's AOF
+// loading looks commands up by their original names too (lookupCommandOrOriginal).
+func TestRenameCommandAndTheLog(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--appendonly", "yes", "--appendfsync", "always", "--rename-command", "set", "myset",
+		"--rename-command", "del", "", "--rename-command", "multi", "tx-begin", "--rename-command", "exec", "tx-end"}
+	s, err := testutil.Launch(t, testutil.Options{Dir: dir, Args: args})
+	require.NoError(t, err)
+	raw := s.Dial(t)
+	require.Equal(t, "+OK\r\n", raw.Do("MYSET", "k", "v"))
+	require.Equal(t, "+OK\r\n", raw.Do("MYSET", "gone", "x", "PX", "1"))
+	require.Equal(t, "+OK\r\n", raw.Do("TX-BEGIN"))
+	require.Equal(t, "+QUEUED\r\n", raw.Do("MYSET", "t1", "a"))
+	require.Equal(t, "+QUEUED\r\n", raw.Do("INCR", "n"))
+	require.Equal(t, "*2\r\n+OK\r\n:1\r\n", raw.Do("TX-END"))
+	time.Sleep(20 * time.Millisecond)
+	require.Equal(t, "$-1\r\n", raw.Do("GET", "gone")) // expired: journaled as DEL, which clients cannot call
+	require.NoError(t, s.Close())
+
+	s2, err := testutil.Launch(t, testutil.Options{Dir: dir, Args: args})
+	require.NoError(t, err)
+	raw2 := s2.Dial(t)
+	for k, want := range map[string]string{"k": "$1\r\nv\r\n", "t1": "$1\r\na\r\n", "n": "$1\r\n1\r\n", "gone": "$-1\r\n"} {
+		require.Equal(t, want, raw2.Do("GET", k), "key %s after the restart", k)
+	}
+	require.Equal(t, ":3\r\n", raw2.Do("DBSIZE"))
+}

@@ -9,6 +9,7 @@ package command
 
 import (
 	"errors"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -218,7 +219,9 @@ func (c *Command) Sub(name string) *Command { return c.subByName[name] }
 // Table is the set of all commands, looked up by lower-case name.
 type Table struct {
 	byName map[string]*Command
-	all    []*Command
+	// orig is byName as built, before rename-command (lookupOriginal).
+	orig map[string]*Command
+	all  []*Command
 	// acl is the ACL view of the table: every command and subcommand with an ID, by name.
 	acl *acl.Catalog
 
@@ -287,6 +290,7 @@ func NewTable(cmds ...[]*Command) *Table {
 			}
 		}
 	}
+	t.orig = maps.Clone(t.byName)
 	sort.Slice(t.all, func(i, j int) bool { return t.all[i].Name < t.all[j].Name })
 	t.acl = buildACLCatalog(t.all)
 	return t
@@ -306,6 +310,12 @@ func (t *Table) Lookup(name []byte) *Command {
 		return t.byName[string(buf[:len(name)])]
 	}
 	return t.byName[strings.ToLower(string(name))]
+}
+
+// lookupOriginal finds a command by name in the table as it was built, before any
+// rename-command: what internal clients and logs call commands by.
+func (t *Table) lookupOriginal(name []byte) *Command {
+	return t.orig[strings.ToLower(string(name))]
 }
 
 // Rename is redis.conf's rename-command: the command called old (a top-level command) is

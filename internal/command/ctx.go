@@ -67,6 +67,10 @@ type Client struct {
 	// LogApplier marks the server's own client that applies a log (the append-only log at
 	// load, Raft entries on a replica): it never waits for Table.World.
 	LogApplier bool
+	// OriginalNames makes commands resolve by the names the table had before rename-command
+	// too (Redis's lookupCommandOrOriginal): logs hold effects by those names, and the
+	// server's internal clients (the log applier, the rate limit service) send them.
+	OriginalNames bool
 	// PubSubState, when set by the Pub/Sub code, lists the client's subscriptions (channels,
 	// shard channels and patterns), so that ACL SETUSER can disconnect subscribers whose
 	// channels a user lost (Redis's ACLKillPubsubClientsIfNeeded).

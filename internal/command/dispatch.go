@@ -226,7 +226,11 @@ func (t *Table) resolve(c *Ctx) *Command {
 		cmd = last
 	} else {
 		cmd = t.Lookup(c.Args[0])
-		c.lastLookup = cmd
+		if cmd == nil && c.Client.OriginalNames {
+			cmd = t.lookupOriginal(c.Args[0]) // not cached: lastLookup matches client names
+		} else {
+			c.lastLookup = cmd
+		}
 	}
 	if cmd == nil {
 		c.Error(unknownCommand(c.Args))

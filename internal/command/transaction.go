@@ -231,7 +231,7 @@ func execCommand(c *Ctx) {
 	execArgs := c.Args
 	// The dispatcher's bookkeeping after this handler (MONITOR, the slow log) is EXEC's own.
 	// The queued commands' errors are theirs: EXEC itself did not fail (INFO commandstats).
-	defer func() { c.Args, c.Cmd, c.failed = execArgs, t.byName["exec"], false }()
+	defer func() { c.Args, c.Cmd, c.failed = execArgs, t.orig["exec"], false }()
 	for _, q := range m.queue {
 		c.Args = q.args
 		c.hashedKey = nil

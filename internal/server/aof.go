@@ -645,6 +645,7 @@ func (r *replayer) init() {
 	r.client.Authenticated = true
 	r.client.Flags = "N"
 	r.client.LogApplier = true
+	r.client.OriginalNames = true // effects are logged by the commands' own names
 	r.client.CreatedAt = time.Now()
 	w := resp.NewWriter()
 	r.client.Writer = w

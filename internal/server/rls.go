@@ -306,6 +306,7 @@ func (e *rlsExec) local(now int64, forward bool, cmds [][][]byte) ([][]byte, err
 		c = &rlsClient{}
 		c.client.User = "default"
 		c.client.Authenticated = true
+		c.client.OriginalNames = true // the service's commands, whatever rename-command did
 		c.client.Flags = "N"
 		c.client.CreatedAt = time.Now()
 		c.client.ID = s.nextID.Add(1)
