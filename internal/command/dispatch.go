@@ -181,7 +181,17 @@ func (t *Table) run(c *Ctx, cmd *Command) {
 	if c.changed {
 		if !c.journaled && cmd.Flags&FlagWrite != 0 {
 			if j := c.journal(); j != nil {
-				j.Append(store.Effect{DB: c.DB.ID, Args: c.Args})
+				args := c.Args
+				top := cmd
+				if cmd.parent != nil {
+					top = cmd.parent
+				}
+				if top.calledAs != top.Name {
+					// Called by a rename-command name: the log holds the command's own name, so
+					// that a replay, or a replica, does not depend on the renames.
+					args = append([][]byte{[]byte(top.Name)}, c.Args[1:]...)
+				}
+				j.Append(store.Effect{DB: c.DB.ID, Args: args})
 			}
 		}
 		// A read that changed its key (PFCOUNT caching its estimate) counts for WATCH too.
