@@ -573,13 +573,8 @@ func (c *Ctx) admitMemory(cmd *Command) bool {
 	}
 	isExec := cmd.Name == "exec" && cmd.parent == nil
 	denyoom := cmd.Flags&FlagDenyOOM != 0
-	if isExec {
-		for _, q := range c.Client.multi.queue {
-			if q.cmd.Flags&FlagDenyOOM != 0 {
-				denyoom = true
-				break
-			}
-		}
+	if isExec && c.queuedAny(FlagDenyOOM) {
+		denyoom = true
 	}
 	reject := denyoom
 	if c.Client.multi.active && cmd.parent == nil {
@@ -605,6 +600,17 @@ func (c *Ctx) admitMemory(cmd *Command) bool {
 	return true
 }
 
+// queuedAny reports whether a command queued in the client's transaction has flag f: an EXEC
+// is refused as what it would run.
+func (c *Ctx) queuedAny(f Flag) bool {
+	for _, q := range c.Client.multi.queue {
+		if q.cmd.Flags&f != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // admitDiskError refuses, while the table's DiskError is set (a failed background save with
 // stop-writes-on-bgsave-error, or a failing append-only log), what Redis refuses then: write
 // commands, an EXEC whose transaction writes, and PING from a client (processCommand); a
@@ -612,13 +618,8 @@ func (c *Ctx) admitMemory(cmd *Command) bool {
 func (c *Ctx) admitDiskError(cmd *Command, msg string) bool {
 	isExec := cmd.Name == "exec" && cmd.parent == nil
 	write := cmd.Flags&FlagWrite != 0 || (cmd.Name == "ping" && cmd.parent == nil && !c.inScript)
-	if isExec {
-		for _, q := range c.Client.multi.queue {
-			if q.cmd.Flags&FlagWrite != 0 {
-				write = true
-				break
-			}
-		}
+	if isExec && c.queuedAny(FlagWrite) {
+		write = true
 	}
 	if !write {
 		return true

@@ -82,6 +82,16 @@ func (p *peerConn) send(args ...string) {
 	}
 }
 
+// sendArgs is send for arguments already held as bytes (a relayed client command).
+func (p *peerConn) sendArgs(args [][]byte) {
+	p.w.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		p.w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n")
+		p.w.Write(a)
+		p.w.WriteString("\r\n")
+	}
+}
+
 // reply flushes what was sent and reads one reply line; an error reply is returned as an
 // error with its text.
 func (p *peerConn) reply() (string, error) {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -41,6 +40,8 @@ type rlsState struct {
 	fwd rlsForwarder
 	// health is the standard gRPC health service on the same listeners (rlsHealth).
 	health *health.Server
+	// healthSt is the status last given to health (healthpb's value; 0, UNKNOWN, before any).
+	healthSt atomic.Int32
 }
 
 // rlsServiceName is the service the gRPC health service reports on, with "" (the server).
@@ -179,17 +180,16 @@ func (s *Server) rlsTLSConfig(*tls.ClientHelloInfo) (*tls.Config, error) {
 
 // rlsHealthUpdate sets the health service's status from rlsServing, when it changed.
 func (s *Server) rlsHealthUpdate() {
-	hs := s.rls.health
 	serving, _ := s.rlsServing()
 	st := healthpb.HealthCheckResponse_NOT_SERVING
 	if serving {
 		st = healthpb.HealthCheckResponse_SERVING
 	}
-	if resp, err := hs.Check(context.Background(), &healthpb.HealthCheckRequest{Service: rlsServiceName}); err == nil && resp.Status == st {
+	if s.rls.healthSt.Swap(int32(st)) == int32(st) {
 		return
 	}
-	hs.SetServingStatus("", st)
-	hs.SetServingStatus(rlsServiceName, st)
+	s.rls.health.SetServingStatus("", st)
+	s.rls.health.SetServingStatus(rlsServiceName, st)
 }
 
 // rlsServing reports whether a call sent to this node now would be decided, and if not why:

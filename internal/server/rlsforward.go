@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,12 +103,7 @@ func relayOn(p *peerConn, cmds [][][]byte, groups [][2]int, replies [][]byte) (a
 	_ = p.conn.SetDeadline(time.Now().Add(rlsForwardTimeout))
 	for _, g := range groups {
 		for _, args := range cmds[g[0]:g[1]] {
-			p.w.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
-			for _, a := range args {
-				p.w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n")
-				p.w.Write(a)
-				p.w.WriteString("\r\n")
-			}
+			p.sendArgs(args)
 		}
 	}
 	if err := p.w.Flush(); err != nil {
