@@ -343,14 +343,11 @@ var typeNames = map[config.Type]string{
 	config.Special: "special",
 }
 
-// directiveGroups sorts the visible directives into their groups, in the table's order of
-// first appearance: docs/config.md and deploy/hotkv.conf list them alike.
+// directiveGroups sorts the directives into their groups, in the table's order of first
+// appearance: docs/config.md and deploy/hotkv.conf list them alike.
 func directiveGroups(dirs []*config.Directive) (groups []string, byGroup map[string][]*config.Directive) {
 	byGroup = map[string][]*config.Directive{}
 	for _, d := range dirs {
-		if d.Hidden {
-			continue
-		}
 		if _, seen := byGroup[d.Group]; !seen {
 			groups = append(groups, d.Group)
 		}
@@ -405,6 +402,9 @@ func configPage(dirs []*config.Directive) []byte {
 				b.WriteString("- **Changes at run time:** yes, with `CONFIG SET`\n")
 			} else {
 				b.WriteString("- **Changes at run time:** no, set it in the config file or on the command line\n")
+			}
+			if d.Hidden {
+				fmt.Fprintf(&b, "- **Hidden:** one of Redis's test hooks, left out of `CONFIG GET *` as in Redis (`CONFIG GET %s` shows it)\n", d.Name)
 			}
 			if d.Doc != "" {
 				fmt.Fprintf(&b, "\n%s\n", strings.TrimSpace(d.Doc))
@@ -467,7 +467,8 @@ func confFile(dirs []*config.Directive) []byte {
 		"but are left out here: docs/config.md lists them under Redis compatibility.")
 	var own []*config.Directive
 	for _, d := range dirs {
-		if !d.Inert && d.Unsupported == "" {
+		// Redis's test hooks (Hidden) have no place in a production file either.
+		if !d.Inert && d.Unsupported == "" && !d.Hidden {
 			own = append(own, d)
 		}
 	}

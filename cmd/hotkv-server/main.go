@@ -102,7 +102,24 @@ func run(argv []string) int {
 			}
 		}
 	}()
-	if err := srv.Start(); err != nil {
+	// A signal while the data loads stops the load and the server without a save, as Redis
+	// exits when signalled during its load (the data is half loaded). One that comes before or
+	// after the load goes back to sig, for waitForShutdown.
+	loaded := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sig:
+			if srv.StopLoading() {
+				logger.Warn("Received signal during loading, exiting without saving", "signal", s.String())
+				return
+			}
+			sig <- s
+		case <-loaded:
+		}
+	}()
+	err = srv.Start()
+	close(loaded)
+	if err != nil {
 		logger.Error(err.Error())
 		fmt.Fprintln(os.Stderr, err)
 		return 1

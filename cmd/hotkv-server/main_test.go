@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -836,5 +837,52 @@ func TestOOMScoreAdj(t *testing.T) {
 	}
 	if got := score(); got != baseScore {
 		t.Fatalf("refused values changed the score to %d", got)
+	}
+}
+
+// TestSignalWhileLoading: the port answers -LOADING while a snapshot loads (slowed by
+// key-load-delay), and SIGTERM then stops the load and the process at once, exit 0, without
+// the final save the default save points would otherwise make: the data is half loaded.
+func TestSignalWhileLoading(t *testing.T) {
+	dir := t.TempDir()
+	p := startServer(t, dir, "--enable-debug-command", "yes", "--appendonly", "no")
+	r := p.raw(t)
+	for _, cmd := range [][]string{{"DEBUG", "POPULATE", "20000"}, {"SAVE"}} {
+		if got := r.Do(cmd...); got != "+OK\r\n" {
+			t.Fatalf("%v: %q", cmd, got)
+		}
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM:\n%s", code, p.out.String())
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "dump.hkv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20000 keys at 1 ms each: 20 s of loading.
+	port := freePort(t)
+	p2 := startProc(t, dir, "--appendonly", "no", "--key-load-delay", "1000", "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+	p2.port = port
+	if !p2.waitPing(t, 10*time.Second, func(line string) bool {
+		return line == "-LOADING Redis is loading the dataset in memory\r\n"
+	}) {
+		t.Fatalf("no -LOADING while loading:\n%s", p2.out.String())
+	}
+	t0 := time.Now()
+	_ = p2.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p2.wait(10 * time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM while loading:\n%s", code, p2.out.String())
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Fatalf("exiting took %v", d)
+	}
+	out := p2.out.String()
+	if !strings.Contains(out, "Received signal during loading") || strings.Contains(out, "DB saved on disk") {
+		t.Fatalf("log:\n%s", out)
+	}
+	after, err := os.ReadFile(filepath.Join(dir, "dump.hkv"))
+	if err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the snapshot changed (err %v)", err)
 	}
 }

@@ -238,6 +238,9 @@ type Table struct {
 	// on, or the append-only log cannot be written. The server sets and clears it as the
 	// disk's state changes, so the check costs the command path one atomic load.
 	DiskError atomic.Pointer[string]
+	// Loading is set while the server loads its dataset at startup with clients connected:
+	// commands not flagged loading get -LOADING, as from Redis then (admitLoading).
+	Loading atomic.Bool
 	// Gate, set once before serving in replicated (Raft) mode and nil otherwise, decides
 	// whether a keyspace command (flagged write, readonly or may_replicate) may run on this
 	// node: "" runs it, anything else is the error reply (-MOVED to the leader, -CLUSTERDOWN

@@ -119,6 +119,9 @@ func (t *Table) exec(c *Ctx) {
 		c.Error("ERR " + msg)
 		return
 	}
+	if t.Loading.Load() && !c.Client.LogApplier && !c.admitLoading(cmd) {
+		return
+	}
 	if t.scripting != nil && !t.busyCheck(c, cmd) {
 		return
 	}
@@ -609,6 +612,28 @@ func (c *Ctx) queuedAny(f Flag) bool {
 		}
 	}
 	return false
+}
+
+// errLoading is Redis's reply to a command that may not run while the dataset loads.
+const errLoading = "LOADING Redis is loading the dataset in memory"
+
+// admitLoading refuses, while the table's Loading is set, what Redis refuses then
+// (processCommand): every command not flagged loading, and an EXEC whose transaction queued
+// one (commands sent during the load are refused at queue time already).
+func (c *Ctx) admitLoading(cmd *Command) bool {
+	ok := cmd.Flags&FlagLoading != 0
+	if ok && cmd.Name == "exec" && cmd.parent == nil {
+		for _, q := range c.Client.multi.queue {
+			if q.cmd.Flags&FlagLoading == 0 {
+				ok = false
+				break
+			}
+		}
+	}
+	if !ok {
+		c.reject(cmd, errLoading)
+	}
+	return ok
 }
 
 // admitDiskError refuses, while the table's DiskError is set (a failed background save with

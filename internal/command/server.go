@@ -206,12 +206,25 @@ func configSetCommand(c *Ctx) {
 	pairs := make([][2]string, 0, (len(c.Args)-2)/2)
 	for i := 2; i+1 < len(c.Args); i += 2 {
 		pairs = append(pairs, [2]string{string(c.Args[i]), string(c.Args[i+1])})
+		if c.Srv.Table().Loading.Load() && denyLoadingConfig(string(c.Args[i])) {
+			// Redis gives the loading error precedence over any other in the call, since
+			// clients handle it differently (they retry).
+			c.Error(errLoading)
+			return
+		}
 	}
 	if err := c.Srv.ConfigSet(pairs); err != nil {
 		c.Error("ERR " + err.Error())
 		return
 	}
 	c.W.OK()
+}
+
+// denyLoadingConfig reports whether a directive may not be set while the dataset loads
+// (Redis's DENY_LOADING_CONFIG): turning the log on or off under the loader would change the
+// files it reads. dir is protected in HotKV, so CONFIG SET refuses it at any time.
+func denyLoadingConfig(name string) bool {
+	return strings.EqualFold(name, "appendonly") || strings.EqualFold(name, "repl-diskless-load")
 }
 
 // ---- COMMAND ----
@@ -830,6 +843,13 @@ func debugCommand(c *Ctx) {
 		return
 	}
 	n := len(c.Args)
+	if c.Srv.Table().Loading.Load() && !c.ArgIs(1, "help") && !c.ArgIs(1, "sleep") && !c.ArgIs(1, "error") &&
+		!c.ArgIs(1, "object") && !c.ArgIs(1, "digest") {
+		// DEBUG is flagged loading, as in Redis, but what changes the data or the clock
+		// (POPULATE, EXPIRE-NOW, CLOCK) would race the loader and write outside the log.
+		c.Error(errLoading)
+		return
+	}
 	switch {
 	case c.ArgIs(1, "help") && n == 2:
 		debugHelp(c)

@@ -15,7 +15,7 @@ const (
 	docBus    = "Redis Cluster's gossip bus. HotKV's cluster (`cluster-enabled`, docs/cluster.md) keeps its slot map in a Raft group of its own and fails over inside each shard's Raft group, so it has no bus, node timeout or replica migration to configure. " + inertNote
 	docLazy   = "Redis's background freeing. In HotKV every deletion is lazy already: Go's garbage collector frees memory in the background, off the command path. " + inertNote
 	docCPU    = "CPU affinity of one of Redis's threads. Go schedules HotKV's goroutines over `GOMAXPROCS` threads; pin the whole process with `taskset` or a cgroup instead. " + inertNote
-	docDebug  = "One of Redis's hidden test hooks (left out of `CONFIG GET *`, as in Redis). " + inertNote
+	docDebug  = "One of Redis's test hooks, for machinery HotKV does not have. " + inertNote
 	docAOF    = "Part of how Redis 7 writes its multi-part AOF and rewrites it. HotKV's append-only log (docs/persistence.md) is its own format: it fsyncs as `appendfsync` says, during a rewrite too, and its rewrite writes a HotKV snapshot as the new base. " + inertNote
 	docRDB    = "Part of how Redis writes an RDB file. A HotKV snapshot is its own format (HKVS, docs/persistence.md): uncompressed, always checksummed (CRC32C), written in one pass. " + inertNote
 	docTLSOut = "A setting of the TLS connections Redis opens itself (to its master, on the cluster bus). HotKV opens TLS connections to no other server. " + inertNote
@@ -162,7 +162,8 @@ func compatDirectives() []*Directive {
 		inert(&Directive{Name: "cluster-replica-no-failover", Aliases: []string{"cluster-slave-no-failover"}, Type: Bool, Default: "no", Mutable: true, Doc: docBus}),
 		inert(&Directive{Name: "cluster-replica-validity-factor", Aliases: []string{"cluster-slave-validity-factor"}, Type: Int, Default: "10", Min: 0, Max: maxInt32, Mutable: true, Doc: docBus}),
 		inert(&Directive{Name: "cluster-require-full-coverage", Type: Bool, Default: "yes", Mutable: true, Doc: docBus}),
-		inert(&Directive{Name: "key-load-delay", Type: Int, Default: "0", Min: math.MinInt32, Max: maxInt32, Mutable: true, Hidden: true, Doc: docDebug}),
+		{Name: "key-load-delay", Type: Int, Default: "0", Min: math.MinInt32, Max: maxInt32, Mutable: true, Hidden: true, Group: g,
+			Doc: "A test aid, as in Redis: microseconds to sleep per key (or replayed effect) loaded at startup, so that a small dataset loads slowly enough to test clients against `-LOADING`. A negative value -N sleeps 1 µs per N keys. HotKV sleeps once per 1024 keys of a snapshot and once per batch of the append-only log. Never set it in production."},
 		inert(&Directive{Name: "rdb-key-save-delay", Type: Int, Default: "0", Min: math.MinInt32, Max: maxInt32, Mutable: true, Hidden: true, Doc: docDebug}),
 		inert(&Directive{Name: "loading-process-events-interval-bytes", Type: Int, Default: "2097152", Min: 1024, Max: maxInt32, Mutable: true, Hidden: true, Doc: docDebug}),
 		inert(&Directive{Name: "use-exit-on-panic", Type: Bool, Default: "no", Mutable: true, Hidden: true, Doc: docDebug}),

@@ -49,7 +49,8 @@ type Directive struct {
 	// Group and Doc feed docs/config.md.
 	Group string
 	Doc   string
-	// Hidden directives are accepted but left out of CONFIG GET * (none yet).
+	// Hidden directives are Redis's test hooks: accepted, shown by an exact CONFIG GET, left
+	// out of CONFIG GET * (as in Redis) and of deploy/hotkv.conf.
 	Hidden bool
 	// Protected directives (dir, dbfilename) are set only at startup: CONFIG SET answers
 	// Redis's "can't set protected config", as Redis does with enable-protected-configs no.

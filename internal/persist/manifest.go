@@ -197,7 +197,8 @@ type LogReplay struct {
 	Batch func(seg string, b *Batch) error
 	// Progress, when set, is called after every batch with the offset in seg just past it,
 	// for the start-up log's loading progress.
-	Progress func(seg string, offset int64)
+	// An error it returns stops the replay with that error (a shutdown during the load).
+	Progress func(seg string, offset int64) error
 }
 
 // LogStats describe a log read by ReadLog.
@@ -280,7 +281,9 @@ func ReadLog(dir string, m *Manifest, r LogReplay) (LogStats, error) {
 					}
 				}
 				if r.Progress != nil {
-					r.Progress(path, lr.Offset())
+					if err := r.Progress(path, lr.Offset()); err != nil {
+						return err
+					}
 				}
 			}
 		}()

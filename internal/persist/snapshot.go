@@ -197,8 +197,9 @@ type LoadOptions struct {
 	// snapshot holding libraries is refused rather than loaded without them.
 	Function func(code []byte) error
 	// Progress, when set, is called every ProgressEvery records with the keys loaded so far
-	// and the offset of the record just read (the start-up log's loading progress).
-	Progress func(keys, bytes int64)
+	// and the offset of the record just read (the start-up log's loading progress). An error
+	// it returns stops the load with that error (a shutdown during the load).
+	Progress func(keys, bytes int64) error
 }
 
 // ProgressEvery is how many records Load reads between two Progress calls: often enough for
@@ -246,7 +247,9 @@ func Load(r io.Reader, name string, st *store.Store, o LoadOptions) (LoadStats, 
 			return stats, err
 		}
 		if o.Progress != nil && records%ProgressEvery == 0 {
-			o.Progress(stats.Keys, rec.Offset)
+			if err := o.Progress(stats.Keys, rec.Offset); err != nil {
+				return stats, err
+			}
 		}
 		switch rec.Type {
 		case TypeFunction:

@@ -510,9 +510,6 @@ func (s *Server) createAOF(dir, name string, withBase bool) error {
 
 // loadAOF loads the log of manifest m and opens its last segment for appending.
 func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
-	p := &s.persist
-	p.loading.Store(true)
-	defer p.loading.Store(false)
 	start := time.Now()
 	rp := &replayer{s: s}
 	rp.init()
@@ -539,9 +536,10 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 			// Every key of the base is loaded, expired or not: the batches after it replay at
 			// their own times, when such a key may still have been live.
 			ls, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: func() int64 { return 0 }, Function: s.loadFunction,
-				Progress: func(keys, bytes int64) {
+				Progress: func(keys, bytes int64) error {
+					n := keys - prog.keys
 					prog.keys = keys
-					prog.update(offsets[path] + bytes)
+					return prog.step(n, offsets[path]+bytes)
 				}})
 			if err != nil {
 				return err
@@ -554,10 +552,14 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 		},
 		Batch: func(seg string, b *persist.Batch) error {
 			prog.effects += int64(len(b.Effects))
+			prog.batchEffects = int64(len(b.Effects))
 			return rp.batch(seg, b)
 		},
-		Progress: func(seg string, offset int64) { prog.update(offsets[seg] + offset) },
+		Progress: func(seg string, offset int64) error { return prog.step(prog.batchEffects, offsets[seg]+offset) },
 	})
+	if errors.Is(err, errLoadStopped) {
+		return err
+	}
 	var torn *persist.FormatError
 	if errors.As(err, &torn) && errors.Is(err, persist.ErrLogTorn) {
 		if !s.cfg.GetBool("aof-load-truncated") {
@@ -593,7 +595,7 @@ func (s *Server) loadAOF(dir, name string, m *persist.Manifest) error {
 	if discard {
 		// The log ends inside a transaction whose EXEC never made it: the replay dropped it,
 		// and appending must not continue inside it.
-		s.aof.Append(store.Effect{DB: -1, Args: [][]byte{[]byte("DISCARD")}, Time: st.MaxTimeMs})
+		s.aof().Append(store.Effect{DB: -1, Args: [][]byte{[]byte("DISCARD")}, Time: st.MaxTimeMs})
 	}
 	s.log.Info("DB loaded from append only file", "dir", dir, "seconds", time.Since(start).Seconds(), "keys", s.keyCount(),
 		"segments", st.Segments, "batches", st.Batches, "effects", st.Effects, "time_floor_ms", st.MaxTimeMs)
@@ -610,7 +612,7 @@ func (s *Server) installAOF(f *os.File, seg, dir, name string, size, total int64
 	a.blockClosed = sync.NewCond(&a.mu)
 	a.curSize.Store(size)
 	a.lastWriteOK.Store(true)
-	s.aof = a
+	s.aofp.Store(a)
 	s.setJournal(a)
 }
 
@@ -719,13 +721,19 @@ func joinArgs(args [][]byte) []byte {
 	return out
 }
 
+// aof is the append-only log, nil before Start has loaded the data or without appendonly.
+func (s *Server) aof() *aofLog { return s.aofp.Load() }
+
 // aofEnabled reports whether the log is on (INFO aof_enabled).
-func (s *Server) aofEnabled() bool { return s.aof != nil && !s.aof.off.Load() }
+func (s *Server) aofEnabled() bool {
+	a := s.aof()
+	return a != nil && !a.off.Load()
+}
 
 // stopAOF turns the log off at run time (CONFIG SET appendonly no): what was appended is
 // written and fsynced, and the segment closed. Further effects are dropped.
 func (s *Server) stopAOF() {
-	a := s.aof
+	a := s.aof()
 	if a == nil || a.off.Load() {
 		return
 	}

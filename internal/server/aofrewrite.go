@@ -401,7 +401,7 @@ func (s *Server) startRewrite() {
 }
 
 func (s *Server) rewriteAOF(ctx context.Context, cancel context.CancelFunc) error {
-	a := s.aof
+	a := s.aof()
 	seq, err := a.rotate(cancel)
 	if err != nil {
 		return err
@@ -448,7 +448,7 @@ func (s *Server) rewriteCron() {
 	}
 	start := p.rw.scheduled.Load()
 	if !start {
-		a := s.aof
+		a := s.aof()
 		perc, minSize := s.cfg.GetInt("auto-aof-rewrite-percentage"), s.cfg.GetInt("auto-aof-rewrite-min-size")
 		base := a.baseSize.Load()
 		cur := base + a.curSize.Load() - a.openedSize.Load()

@@ -279,7 +279,7 @@ func (c *conn) flush() bool {
 	if c.w.Len() == 0 {
 		return true
 	}
-	if a := c.srv.aof; a != nil && a.always() {
+	if a := c.srv.aof(); a != nil && a.always() {
 		if err := a.waitDurable(); err != nil {
 			return false
 		}
@@ -483,7 +483,7 @@ func (c *conn) waitBlocked() bool {
 // before them (pubsub.Sub.Flush).
 func (c *conn) flushPushes() bool {
 	if c.w.Len() > 0 {
-		if a := c.srv.aof; a != nil && a.always() {
+		if a := c.srv.aof(); a != nil && a.always() {
 			if err := a.waitDurable(); err != nil {
 				return false
 			}

@@ -54,7 +54,7 @@ func TestAOFWriteErrorRefusesWrites(t *testing.T) {
 	if got := do("SET k v"); got != "+OK\r\n" {
 		t.Fatalf("SET before the failure: %q", got)
 	}
-	s.aof.writeFailed("fsync", &os.PathError{Op: "sync", Path: "appendonly.aof", Err: syscall.ENOSPC})
+	s.aof().writeFailed("fsync", &os.PathError{Op: "sync", Path: "appendonly.aof", Err: syscall.ENOSPC})
 	misconf := "-MISCONF Errors writing to the AOF file: No space left on device\r\n"
 	for _, cmd := range []string{"SET k w", "PING", "INCR n"} {
 		if got := do(cmd); got != misconf {
@@ -71,7 +71,7 @@ func TestAOFWriteErrorRefusesWrites(t *testing.T) {
 	if got := do("SET k w"); got != misconf {
 		t.Fatalf("SET with stop-writes-on-bgsave-error no: %q", got)
 	}
-	s.aof.writeWorks()
+	s.aof().writeWorks()
 	if got := do("SET k w"); got != "+OK\r\n" {
 		t.Fatalf("SET once the log is written again: %q", got)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -16,8 +17,8 @@ const loadExtendTimeout = 30 * time.Second
 
 // loadProgress reports how far a start-up load has got, at most every loadProgressInterval:
 // a log line (percent of the bytes read, keys and effects so far and per second) and, under
-// systemd, a STATUS= line that `systemctl status` shows. Clients cannot ask, since nothing
-// listens until the load is done.
+// systemd, a STATUS= line that `systemctl status` shows. Clients connected meanwhile get
+// -LOADING, and INFO persistence shows the position (loading_loaded_bytes).
 type loadProgress struct {
 	s     *Server
 	what  string
@@ -27,11 +28,40 @@ type loadProgress struct {
 	calls int
 	// keys loaded from a snapshot or base, effects replayed from log segments.
 	keys, effects int64
+	// delay is key-load-delay: microseconds to sleep per key (or effect) loaded, a test aid.
+	delay int64
+	// batchEffects is the size of the log batch just replayed, for step.
+	batchEffects int64
 }
 
 func (s *Server) newLoadProgress(what string, total int64) *loadProgress {
 	now := time.Now()
-	return &loadProgress{s: s, what: what, total: total, start: now, next: now.Add(loadProgressInterval)}
+	s.persist.loadStart.Store(now.Unix())
+	s.persist.loadTotal.Store(total)
+	s.persist.loadDone.Store(0)
+	return &loadProgress{s: s, what: what, total: total, start: now, next: now.Add(loadProgressInterval),
+		delay: s.cfg.GetInt("key-load-delay")}
+}
+
+// errLoadStopped ends a start-up load that a shutdown asked to stop (Server.stopLoading).
+var errLoadStopped = errors.New("shutdown requested while loading the data")
+
+// step is the loaders' progress callback: items (keys or effects) more were loaded and done
+// bytes read. It publishes the position for INFO (loading_loaded_bytes), applies
+// key-load-delay, stops the load when a shutdown asked for it, and reports (update).
+func (p *loadProgress) step(items, done int64) error {
+	p.s.persist.loadDone.Store(done)
+	if p.delay > 0 {
+		time.Sleep(time.Duration(items*p.delay) * time.Microsecond)
+	} else if p.delay < 0 {
+		// Redis sleeps 1 µs for one key in -delay, chosen at random: the same time on average.
+		time.Sleep(time.Duration(items/-p.delay) * time.Microsecond)
+	}
+	if p.s.loadStopAsked() {
+		return errLoadStopped
+	}
+	p.update(done)
+	return nil
 }
 
 // update records the position (bytes read of total) and reports if the interval is over.

@@ -118,7 +118,7 @@ func TestLoadProgress(t *testing.T) {
 	// are replayed at the next start.
 	s, _ = startInDir(t, dir, "--appendonly", "yes")
 	for i := 0; i < 5000; i++ {
-		s.aof.Append(store.Effect{DB: 0, Args: [][]byte{[]byte("SET"), []byte(fmt.Sprint("effect:", i)), []byte("v")}, Time: now + int64(i)})
+		s.aof().Append(store.Effect{DB: 0, Args: [][]byte{[]byte("SET"), []byte(fmt.Sprint("effect:", i)), []byte("v")}, Time: now + int64(i)})
 	}
 	s.Close()
 	s, log = startInDir(t, dir, "--appendonly", "yes")

@@ -269,15 +269,11 @@ func (s *Server) MetricsSnapshot() *metrics.Snapshot {
 	out.RDBLastSaveTime = s.stats.lastSave.Load()
 	out.RDBLastBgsaveOK = p.lastBgOK.Load()
 	out.RDBLastBgsaveDuration = p.lastBgSec.Load()
-	// Start sets s.aof while loading; ready (stored after) makes reading it safe.
-	out.AOFLastWriteOK = true
-	if s.ready.Load() {
-		out.AOFEnabled = s.aofEnabled()
-		out.AOFLastWriteOK = s.aof == nil || s.aof.lastWriteOK.Load()
-	}
+	a := s.aof()
+	out.AOFEnabled = a != nil && !a.off.Load()
+	out.AOFLastWriteOK = a == nil || a.lastWriteOK.Load()
 	out.AOFRewriteInProgress = p.rw.inProgress.Load()
 	if out.AOFEnabled {
-		a := s.aof
 		a.mu.Lock()
 		out.AOFBufferLength = int64(a.pendingBytes)
 		a.mu.Unlock()

@@ -48,6 +48,9 @@ type persistState struct {
 	keysTotal    atomic.Int64 // keys in the dataset when it started
 
 	loading     atomic.Bool
+	loadStart   atomic.Int64 // Unix seconds the load in progress started
+	loadTotal   atomic.Int64 // its bytes to read
+	loadDone    atomic.Int64 // and read so far
 	loadedKeys  atomic.Int64
 	loadExpired atomic.Int64
 	points      atomic.Pointer[[]config.SavePoint]
@@ -68,8 +71,6 @@ func (s *Server) snapshotPath() string {
 func (s *Server) loadSnapshot() (bool, error) {
 	path := s.snapshotPath()
 	p := &s.persist
-	p.loading.Store(true)
-	defer p.loading.Store(false)
 	start := time.Now()
 	var size int64
 	if fi, err := os.Stat(path); err == nil {
@@ -77,13 +78,17 @@ func (s *Server) loadSnapshot() (bool, error) {
 	}
 	prog := s.newLoadProgress("snapshot", size)
 	st, err := persist.LoadFile(path, s.store, persist.LoadOptions{SetFloor: s.clock.SetFloor, Now: s.clock.NowMs, Function: s.loadFunction,
-		Progress: func(keys, bytes int64) {
+		Progress: func(keys, bytes int64) error {
+			n := keys - prog.keys
 			prog.keys = keys
-			prog.update(bytes)
+			return prog.step(n, bytes)
 		}})
 	if errors.Is(err, fs.ErrNotExist) {
 		s.log.Info("No snapshot to load; starting empty", "file", path)
 		return false, nil
+	}
+	if errors.Is(err, errLoadStopped) {
+		return false, err
 	}
 	if err != nil {
 		s.log.Error("Failed loading the snapshot; refusing to start", "file", path, "err", err)
@@ -269,8 +274,8 @@ func (s *Server) updateDiskError() {
 	switch {
 	case s.cfg.GetBool("stop-writes-on-bgsave-error") && s.hasSavePoints() && !s.persist.lastBgOK.Load():
 		msg = misconfRDB
-	case s.aof != nil && s.aofEnabled() && !s.aof.lastWriteOK.Load():
-		msg = "MISCONF Errors writing to the AOF file: " + s.aof.lastWriteErr()
+	case s.aofEnabled() && !s.aof().lastWriteOK.Load():
+		msg = "MISCONF Errors writing to the AOF file: " + s.aof().lastWriteErr()
 	}
 	if msg == "" {
 		if s.table.DiskError.Load() != nil {
@@ -388,14 +393,14 @@ func (s *Server) infoPersistence(b *strings.Builder) {
 		p.saves.Load(), p.loadExpired.Load(), p.loadedKeys.Load())
 	aofOn := s.aofEnabled()
 	writeStatus := "ok"
-	if s.aof != nil && !s.aof.lastWriteOK.Load() {
+	if a := s.aof(); a != nil && !a.lastWriteOK.Load() {
 		writeStatus = "err"
 	}
 	fmt.Fprintf(b, "aof_enabled:%d\r\n", b01(aofOn))
 	s.infoRewrite(b)
 	fmt.Fprintf(b, "aof_last_write_status:%s\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n", writeStatus)
 	if aofOn {
-		a := s.aof
+		a := s.aof()
 		a.mu.Lock()
 		pending := a.pendingBytes
 		a.mu.Unlock()
@@ -404,6 +409,23 @@ func (s *Server) infoPersistence(b *strings.Builder) {
 		cur := a.baseSize.Load() + a.curSize.Load() - a.openedSize.Load()
 		fmt.Fprintf(b, "aof_current_size:%d\r\naof_base_size:%d\r\naof_pending_rewrite:0\r\naof_buffer_length:%d\r\n"+
 			"aof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\n", cur, a.baseSize.Load(), pending)
+	}
+	if p.loading.Load() {
+		// Redis's loading fields, with its estimate of the time left: the time so far
+		// scaled by the bytes left over the bytes read.
+		total, done := p.loadTotal.Load(), p.loadDone.Load()
+		perc, left := 0.0, int64(1)
+		if total > 0 {
+			perc = float64(done) * 100 / float64(total)
+			left = total - done
+		}
+		start := p.loadStart.Load()
+		eta := int64(1)
+		if elapsed := time.Now().Unix() - start; elapsed > 0 {
+			eta = elapsed * left / (done + 1)
+		}
+		fmt.Fprintf(b, "loading_start_time:%d\r\nloading_total_bytes:%d\r\nloading_rdb_used_mem:0\r\nloading_loaded_bytes:%d\r\n"+
+			"loading_loaded_perc:%.2f\r\nloading_eta_seconds:%d\r\n", start, total, done, perc, eta)
 	}
 }
 

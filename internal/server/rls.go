@@ -332,7 +332,7 @@ func (e *rlsExec) local(now int64, forward bool, cmds [][][]byte) ([][]byte, err
 		}
 		c.client.Gated = false
 	}
-	if a := s.aof; a != nil && a.always() && err == nil {
+	if a := s.aof(); a != nil && a.always() && err == nil {
 		if werr := a.waitDurable(); werr != nil {
 			err = fmt.Errorf("%w: the append-only log cannot be written", rls.ErrUnavailable)
 		}

@@ -100,9 +100,10 @@ type Server struct {
 	supervised string
 	// hub is pub/sub, keyspace events and client-side caching (internal/pubsub).
 	hub *pubsub.Hub
-	// aof is the append-only log, set by Start when appendonly is yes (never changed after);
-	// aofPolicy is appendfsync.
-	aof       *aofLog
+	// aofp is the append-only log (aof), set by Start when appendonly is yes and never
+	// changed after; atomic because clients are served while Start loads the data and sets
+	// it. aofPolicy is appendfsync.
+	aofp      atomic.Pointer[aofLog]
 	aofPolicy atomic.Int32
 	// repl is the Raft node in replicated mode (raft-port > 0, raft.go); nil standalone.
 	repl *replState
@@ -118,6 +119,10 @@ type Server struct {
 	// oom is what oom-score-adj changed (oom.go).
 	oom         oomState
 	loadingHook func()
+	// loadMu orders the end of the start-up load against a shutdown asked during it:
+	// loadStop, set by stopLoading while the table's Loading is set, stops the load.
+	loadMu   sync.Mutex
+	loadStop bool
 }
 
 // stats are the server-wide counters INFO stats reports.
@@ -346,30 +351,19 @@ func (s *Server) Start() error {
 		s.cancel()
 		return err
 	}
-	var err error
-	s.persist.loading.Store(true)
-	if s.loadingHook != nil {
-		s.loadingHook()
-	}
-	if s.cfg.GetBool("cluster-enabled") && s.cfg.GetInt("raft-port") == 0 {
-		err = errors.New("cluster-enabled needs raft-port: each shard is a Raft group (docs/cluster.md)")
-	} else if s.cfg.GetInt("raft-port") != 0 {
-		// Replicated: the Raft snapshots and log are the data, loaded once the node starts
-		// (after the listeners open; keyspace commands wait for a leader meanwhile).
-	} else if s.cfg.GetBool("appendonly") {
-		err = s.startAOF()
-	} else {
-		_, err = s.loadSnapshot()
-	}
-	s.persist.loading.Store(false)
-	if err != nil {
+	raft := s.cfg.GetInt("raft-port") != 0
+	if s.cfg.GetBool("cluster-enabled") && !raft {
 		s.closeListeners()
 		s.cancel()
-		return err
+		return errors.New("cluster-enabled needs raft-port: each shard is a Raft group (docs/cluster.md)")
 	}
+	// The client ports open before the data loads, as Redis's do: a port in use fails the
+	// start at once, and clients that connect during a long load get -LOADING (which they
+	// retry) instead of a refused connection.
 	lns, err := s.listen(s.cfg.GetInt("port"))
 	if err != nil {
 		s.closeListeners()
+		s.cancel()
 		return err
 	}
 	for _, ln := range lns {
@@ -381,6 +375,7 @@ func (s *Server) Start() error {
 		ln, err := listenUnix(path, s.cfg.Get("unixsocketperm"))
 		if err != nil {
 			s.closeListeners()
+			s.cancel()
 			return err
 		}
 		s.listeners = append(s.listeners, ln)
@@ -388,9 +383,58 @@ func (s *Server) Start() error {
 	}
 	if lns, err = s.listen(s.cfg.GetInt("tls-port")); err != nil {
 		s.closeListeners()
+		s.cancel()
 		return err
 	}
-	if s.cfg.GetInt("raft-port") != 0 {
+	// Start's own count in wg: a SHUTDOWN from a client served during the load, or just
+	// after it, makes Close wait for Start to finish before it closes the log and done.
+	s.wg.Add(1)
+	var startDone sync.Once
+	started := func() { startDone.Do(s.wg.Done) }
+	defer started()
+	if !raft {
+		// Standalone: the snapshot or the append-only log is loaded here, with clients
+		// served meanwhile. (Replicated, the Raft snapshots and log are the data, loaded once
+		// the node starts below; keyspace commands wait for a leader meanwhile.)
+		s.table.Loading.Store(true)
+		s.persist.loading.Store(true)
+		s.serveListeners(lns)
+		lns = nil
+		if s.loadingHook != nil {
+			s.loadingHook()
+		}
+		if s.cfg.GetBool("appendonly") {
+			err = s.startAOF()
+		} else {
+			_, err = s.loadSnapshot()
+		}
+		s.loadMu.Lock()
+		s.persist.loading.Store(false)
+		s.table.Loading.Store(false)
+		stop := s.loadStop
+		s.loadMu.Unlock()
+		if stop {
+			// A SHUTDOWN or a signal during the load: no save (Redis's prepareForShutdown
+			// saves nothing while loading), the server stops here and Start reports no error.
+			s.log.Warn("Shutdown requested while loading the data: exiting without saving")
+			s.notify("STOPPING=1")
+			started()
+			go func() {
+				_ = s.Close()
+				if s.shutdownFn != nil {
+					s.shutdownFn()
+				}
+			}()
+			return nil
+		}
+		if err != nil {
+			s.beginClose()
+			started()
+			s.wg.Wait() // the clients served during the load
+			return err
+		}
+	}
+	if raft {
 		// Before the first client is accepted: connections read the replication state (the
 		// journal, the gate) from their first command on.
 		var err error
@@ -410,25 +454,15 @@ func (s *Server) Start() error {
 				_ = ln.Close()
 			}
 			s.beginClose()
+			started()
 			s.wg.Wait()
 			return err
 		}
+		s.serveListeners(lns)
 	}
-	s.listenMu.Lock() // before tls.mu, as reloadListen takes them
-	s.tls.mu.Lock()
-	s.tls.ported = lns
-	for _, ln := range s.listeners {
-		s.wg.Add(1)
-		go s.acceptLoop(ln, false)
-	}
-	for _, ln := range append(s.tls.added, s.tls.ported...) {
-		s.wg.Add(1)
-		go s.acceptLoop(ln, true)
-	}
-	s.tls.mu.Unlock()
-	s.listenMu.Unlock()
 	if err := s.startRLS(); err != nil {
 		s.beginClose()
+		started()
 		s.wg.Wait()
 		return err
 	}
@@ -449,11 +483,11 @@ func (s *Server) Start() error {
 		defer s.wg.Done()
 		s.saveLoop()
 	}()
-	if s.aof != nil {
+	if s.aof() != nil {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.aof.run(s.ctx)
+			s.aof().run(s.ctx)
 		}()
 	}
 	var tlsAddrs []net.Addr
@@ -532,6 +566,47 @@ func (s *Server) Addr() net.Addr {
 		return nil
 	}
 	return s.addrs[0]
+}
+
+// serveListeners starts accepting on every plain listener and on the TLS ones (tlsPorted,
+// those of tls-port, and any TLS listener added before).
+func (s *Server) serveListeners(tlsPorted []net.Listener) {
+	s.listenMu.Lock() // before tls.mu, as reloadListen takes them
+	s.tls.mu.Lock()
+	s.tls.ported = tlsPorted
+	for _, ln := range s.listeners {
+		s.wg.Add(1)
+		go s.acceptLoop(ln, false)
+	}
+	for _, ln := range append(s.tls.added, s.tls.ported...) {
+		s.wg.Add(1)
+		go s.acceptLoop(ln, true)
+	}
+	s.tls.mu.Unlock()
+	s.listenMu.Unlock()
+}
+
+// stopLoading asks a start-up load in progress to stop, for a shutdown (SHUTDOWN, or a signal
+// during the load): Start then closes the server without saving. It reports false when no load
+// is in progress (the shutdown then proceeds as usual).
+func (s *Server) stopLoading() bool {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if !s.table.Loading.Load() {
+		return false
+	}
+	s.loadStop = true
+	return true
+}
+
+// StopLoading is stopLoading for main: a signal that arrives while the data loads.
+func (s *Server) StopLoading() bool { return s.stopLoading() }
+
+// loadStopAsked reports whether stopLoading was called: the loaders stop at their next step.
+func (s *Server) loadStopAsked() bool {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	return s.loadStop
 }
 
 func (s *Server) closeListeners() {
@@ -705,9 +780,9 @@ func (s *Server) Close() error {
 		}
 		s.wg.Wait()
 		s.store.Mem.Close() // the maxmemory heap sampler
-		if s.aof != nil {
+		if s.aof() != nil {
 			// Every client and background task has stopped: what they appended is final.
-			if err := s.aof.close(); err != nil {
+			if err := s.aof().close(); err != nil {
 				s.log.Warn("Error writing the append-only log at shutdown", "err", err)
 			}
 		}
@@ -862,6 +937,9 @@ func (s *Server) KillClients(match func(*command.Client) bool) int {
 // running and is returned, unless force.
 func (s *Server) Shutdown(mode int, force bool) error {
 	s.log.Warn("User requested shutdown...")
+	if s.stopLoading() {
+		return nil // Start stops the load and the server, without a save
+	}
 	s.notify("STOPPING=1")
 	if err := s.prepareForShutdown(mode, force); err != nil {
 		return err
