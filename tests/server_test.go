@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -328,10 +329,15 @@ func TestDebugNeedsEnableDebugCommand(t *testing.T) {
 		require.EqualError(t, c.Do(ctx, "DEBUG").Err(), "ERR wrong number of arguments for 'debug' command")
 	}, "--enable-debug-command", "no")
 
-	// "local" admits loopback clients, which is what the test client is.
+	// "local" admits loopback clients, which is what the test client is, and Unix-socket
+	// clients, as Redis's islocalClient.
+	path := filepath.Join(t.TempDir(), "hotkv.sock")
 	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
 		require.NoError(t, c.Do(ctx, "DEBUG", "CLOCK", "GET").Err())
-	}, "--enable-debug-command", "local")
+		u := redis.NewClient(&redis.Options{Network: "unix", Addr: path, Protocol: 2})
+		defer u.Close()
+		require.NoError(t, u.Do(ctx, "DEBUG", "CLOCK", "GET").Err())
+	}, "--enable-debug-command", "local", "--unixsocket", path)
 }
 
 func TestShutdown(t *testing.T) {

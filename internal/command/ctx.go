@@ -1,6 +1,7 @@
 package command
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,7 +81,7 @@ type Client struct {
 	// ReadOnly is READONLY's mode: in Raft mode a follower runs this client's read commands
 	// against its own state instead of redirecting them to the leader.
 	ReadOnly bool
-	// Flags for CLIENT LIST ("N" normal).
+	// Flags for CLIENT LIST ("N" normal, "U" a Unix-socket client).
 	Flags string
 
 	// Kill closes the connection from another goroutine (CLIENT KILL).
@@ -121,6 +122,21 @@ type Client struct {
 	// multiN is the number of queued commands plus one while in MULTI (0 outside), and
 	// multiMem their argument bytes, for CLIENT LIST from other connections.
 	multiN, multiMem atomic.Int64
+}
+
+// Local reports whether the client came over a Unix socket or from a loopback address: Redis's
+// islocalClient, which the "local" value of enable-debug-command and enable-protected-configs
+// trusts.
+func (c *Client) Local() bool {
+	if c.Flags == "U" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ConnStats are a connection's buffer sizes for CLIENT LIST (qbuf, qbuf-free, rbs),

@@ -206,7 +206,8 @@ func configSetCommand(c *Ctx) {
 	pairs := make([][2]string, 0, (len(c.Args)-2)/2)
 	for i := 2; i+1 < len(c.Args); i += 2 {
 		pairs = append(pairs, [2]string{string(c.Args[i]), string(c.Args[i+1])})
-		if c.Srv.Table().Loading.Load() && denyLoadingConfig(string(c.Args[i])) {
+		if c.Srv.Table().Loading.Load() && (denyLoadingConfig(string(c.Args[i])) ||
+			strings.EqualFold(string(c.Args[i]), "dir") && protectedConfigsEnabled(c)) {
 			// Redis gives the loading error precedence over any other in the call, since
 			// clients handle it differently (they retry).
 			c.Error(errLoading)
@@ -225,6 +226,24 @@ func configSetCommand(c *Ctx) {
 // files it reads. dir is protected in HotKV, so CONFIG SET refuses it at any time.
 func denyLoadingConfig(name string) bool {
 	return strings.EqualFold(name, "appendonly") || strings.EqualFold(name, "repl-diskless-load")
+}
+
+// protectedConfigsEnabled reports whether enable-protected-configs would let this client set
+// dir in Redis (yes, or local from a loopback address or a Unix socket). HotKV sets dir at
+// startup only; the setting decides just which refusal comes first during a load, as Redis
+// checks protection before loading.
+func protectedConfigsEnabled(c *Ctx) bool {
+	v := ""
+	if kv := c.Srv.ConfigGet([]string{"enable-protected-configs"}); len(kv) == 1 {
+		v = kv[0][1]
+	}
+	switch v {
+	case "yes":
+		return true
+	case "local":
+		return c.Client.Local()
+	}
+	return false
 }
 
 // ---- COMMAND ----

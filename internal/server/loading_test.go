@@ -77,9 +77,12 @@ func TestServeWhileLoading(t *testing.T) {
 	const n = 20000
 	dir := t.TempDir()
 	writeLoadSnapshot(t, dir, n)
-	for _, aof := range []string{"no", "yes", "yes"} {
-		// 20000 keys at 75 µs each: about 1.5 s of loading.
-		s, addr, started, _, log := startLoading(t, dir, "--appendonly", aof, "--key-load-delay", "75", "--enable-debug-command", "yes")
+	for i, aof := range []string{"no", "yes", "yes"} {
+		// 20000 keys at 75 µs each: about 1.5 s of loading. The last start lets Redis's
+		// protected configs be set, which decides the refusal of CONFIG SET dir below.
+		protected := []string{"no", "no", "yes"}[i]
+		s, addr, started, _, log := startLoading(t, dir, "--appendonly", aof, "--key-load-delay", "75", "--enable-debug-command", "yes",
+			"--enable-protected-configs", protected)
 		ctx := context.Background()
 		c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1, DisableIdentity: true, PoolSize: 1})
 		loadingErr := "LOADING Redis is loading the dataset in memory"
@@ -100,6 +103,13 @@ func TestServeWhileLoading(t *testing.T) {
 		}
 		if err := c.ConfigSet(ctx, "appendonly", "no").Err(); err == nil || err.Error() != loadingErr {
 			t.Fatalf("CONFIG SET appendonly while loading: %v", err)
+		}
+		// Redis checks protection first: with protected configs off, dir is refused as
+		// protected; allowed, the load refuses it. (HotKV never sets dir at run time.)
+		err = c.ConfigSet(ctx, "dir", "elsewhere").Err()
+		if protected == "yes" && (err == nil || err.Error() != loadingErr) ||
+			protected == "no" && (err == nil || !strings.HasSuffix(err.Error(), "can't set protected config")) {
+			t.Fatalf("CONFIG SET dir while loading (enable-protected-configs %s): %v", protected, err)
 		}
 		if err := c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
 			t.Fatalf("CONFIG SET maxmemory-policy while loading: %v", err)

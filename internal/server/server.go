@@ -959,12 +959,7 @@ func (s *Server) DebugAllowed(c *command.Client) bool {
 	case "yes":
 		return true
 	case "local":
-		host, _, err := net.SplitHostPort(c.Addr)
-		if err != nil {
-			return false
-		}
-		ip := net.ParseIP(host)
-		return ip != nil && ip.IsLoopback()
+		return c.Local()
 	}
 	return false
 }
