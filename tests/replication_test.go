@@ -939,3 +939,35 @@ func TestRaftRefusesNodeLocalChanges(t *testing.T) {
 			"') - a Raft member's client address is announced to its group: restart the node to change it")
 	}
 }
+
+// TestReplicationFollowersIgnoreMaxmemory: a follower applies every effect of the log
+// whatever its own maxmemory, as a Redis replica ignores its limit (replica-ignore-maxmemory):
+// the leader decided each write, and its evictions arrive as DELs. A follower that refused a
+// write (noeviction) or evicted keys of its own would differ from its leader.
+func TestReplicationFollowersIgnoreMaxmemory(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	for _, n := range nodes {
+		if n != leader {
+			require.NoError(t, n.c.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
+			require.NoError(t, n.c.ConfigSet(ctx, "maxmemory", "1mb").Err())
+		}
+	}
+	const keys = 5000
+	val := strings.Repeat("v", 1000) // 5 MB in all, five times the followers' limit
+	for i := 0; i < keys; i += 100 {
+		var kv []any
+		for j := i; j < i+100; j++ {
+			kv = append(kv, fmt.Sprint("key:", j), val)
+		}
+		require.NoError(t, leader.c.MSet(ctx, kv...).Err())
+	}
+	waitApplied(t, leader, nodes) // fails on any apply error
+	for _, n := range nodes {
+		r := redis.NewClient(&redis.Options{Addr: n.srv.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+			OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }})
+		require.Equal(t, int64(keys), r.DBSize(ctx).Val(), "keys on %s", n.id)
+		require.Equal(t, val, r.Get(ctx, "key:0").Val(), "key:0 on %s", n.id)
+		_ = r.Close()
+	}
+}

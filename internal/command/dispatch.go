@@ -92,8 +92,11 @@ func (t *Table) exec(c *Ctx) {
 		!c.inScript && !t.gateExec(c, cmd) {
 		return
 	}
-	// One atomic load when no maxmemory is set (the default): the hot path's whole cost.
-	if c.Store.Mem.Limit() > 0 && !c.admitMemory(cmd) {
+	// One atomic load when no maxmemory is set (the default): the hot path's whole cost. A
+	// log applier neither evicts nor is refused, as Redis never evicts while loading or on a
+	// replica: each write it applies was admitted once, and the leader's (or the past's)
+	// evictions arrive as DELs in the log (a replay that refused writes would lose them).
+	if c.Store.Mem.Limit() > 0 && !c.Client.LogApplier && !c.admitMemory(cmd) {
 		return
 	}
 	// And one more while the disk is healthy.

@@ -196,3 +196,28 @@ func TestShutdownWhileLoading(t *testing.T) {
 		t.Fatalf("no log line:\n%s", log)
 	}
 }
+
+// TestReplayIgnoresMaxmemory: replaying the append-only log neither evicts nor refuses a
+// write for maxmemory, as Redis's loading never does (isSafeToPerformEvictions): every write
+// the log holds was admitted once, and a restart with a limit the data now exceeds must load
+// all of it, or the dataset would silently differ from its own log.
+func TestReplayIgnoresMaxmemory(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := startInDir(t, dir, "--appendonly", "yes")
+	const n = 20000
+	now := time.Now().UnixMilli()
+	for i := 0; i < n; i++ {
+		s.aof().Append(store.Effect{DB: 0, Args: [][]byte{[]byte("SET"), []byte(fmt.Sprint("key:", i)), bytes.Repeat([]byte("v"), 200)}, Time: now})
+	}
+	s.Close()
+	for _, policy := range []string{"noeviction", "allkeys-lru"} {
+		s, log := startInDir(t, dir, "--appendonly", "yes", "--maxmemory", "1mb", "--maxmemory-policy", policy)
+		if got := s.keyCount(); got != n {
+			t.Fatalf("maxmemory-policy %s: %d keys after the replay, want %d\n%s", policy, got, n, log)
+		}
+		if strings.Contains(log.String(), "replayed from the append-only log failed") {
+			t.Fatalf("maxmemory-policy %s: replay errors:\n%s", policy, log)
+		}
+		s.Close()
+	}
+}

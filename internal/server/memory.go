@@ -9,8 +9,10 @@ func (s *Server) applyMemoryConfig(name, value string, n int64) {
 	switch name {
 	case "maxmemory":
 		m.SetLimit(n)
-		if n > 0 {
-			// As Redis's updateMaxmemory: a lower limit evicts at once, not at the next write.
+		if n > 0 && !s.table.Loading.Load() {
+			// As Redis's updateMaxmemory: a lower limit evicts at once, not at the next write;
+			// but not while the data loads (isSafeToPerformEvictions): the loader's writes
+			// are not logged again, so keys evicted under it would differ from the files.
 			s.store.PerformEvictions(s.clock.NowMs())
 		}
 	case "maxmemory-policy":
