@@ -971,3 +971,29 @@ func TestReplicationFollowersIgnoreMaxmemory(t *testing.T) {
 		_ = r.Close()
 	}
 }
+
+// TestReplicationApplyWaitsForBusyScript: a read-only script that runs past
+// busy-reply-threshold on a follower (READONLY) makes clients wait with -BUSY, but not the
+// follower's own applying of its leader's log: the effects wait for the script's locks and
+// apply when it ends, as a Redis replica reads its master's stream only after a busy script.
+func TestReplicationApplyWaitsForBusyScript(t *testing.T) {
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	f := otherThan(nodes, leader)
+	require.NoError(t, f.c.ConfigSet(ctx, "busy-reply-threshold", "100").Err())
+	r := redis.NewClient(&redis.Options{Addr: f.srv.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }})
+	defer r.Close()
+	done := make(chan error, 1)
+	go func() {
+		// About a second of a busy read-only script on the follower.
+		done <- r.Do(ctx, "EVAL_RO", `local t0 = redis.call('TIME')
+			repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 1000000
+			return 1`, "0").Err()
+	}()
+	time.Sleep(300 * time.Millisecond) // past the threshold
+	require.NoError(t, leader.c.Set(ctx, "k", "v", 0).Err(), "committed on the leader and the other follower")
+	require.NoError(t, <-done)
+	waitApplied(t, leader, nodes) // fails on any apply error
+	require.Equal(t, "v", r.Get(ctx, "k").Val())
+}

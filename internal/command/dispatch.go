@@ -125,7 +125,10 @@ func (t *Table) exec(c *Ctx) {
 	if t.Loading.Load() && !c.Client.LogApplier && !c.admitLoading(cmd) {
 		return
 	}
-	if t.scripting != nil && !t.busyCheck(c, cmd) {
+	// A log applier is not refused while a script is busy: it waits for the script's locks, as
+	// Redis leaves a replica's master stream unread until a busy script ends; refusing an
+	// effect would make the replica differ from its leader.
+	if t.scripting != nil && !c.Client.LogApplier && !t.busyCheck(c, cmd) {
 		return
 	}
 	if c.Client.monitor.Load() && cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 {
