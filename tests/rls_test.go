@@ -872,3 +872,20 @@ func TestRLSWithRenamedCommands(t *testing.T) {
 	expect(t, e.ask(t, "edge_proxy_per_ip", 0, desc("remote_address", "10.0.0.1")), 0, rlsOK, 9, -1)
 	require.Contains(t, e.c.Do(context.Background(), "GCRA.LIMIT", "k", "1000", "10").Err().Error(), "unknown command")
 }
+
+// TestRLSClientPause: a decision that CLIENT PAUSE WRITE holds is answered UNAVAILABLE at once
+// (Envoy applies its failure mode) instead of keeping the gRPC call waiting; it is decided
+// again once the pause is lifted.
+func TestRLSClientPause(t *testing.T) {
+	e := startRLS(t, 2, rlsReadme)
+	require.Equal(t, "OK", e.c.Do(ctx, "CLIENT", "PAUSE", "100000", "WRITE").Val())
+	ctx2, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := e.rl.ShouldRateLimit(ctx2, &rlpb.RateLimitRequest{Domain: "mongo_cps", Descriptors: []*rlcommon.RateLimitDescriptor{desc("database", "users")}, HitsAddend: 1})
+	require.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	require.Contains(t, err.Error(), "CLIENT PAUSE")
+	require.Equal(t, "OK", e.c.Do(ctx, "CLIENT", "UNPAUSE").Val())
+	r := e.ask(t, "mongo_cps", 1, desc("database", "users"))
+	require.Equal(t, rlsOK, r.OverallCode)
+	expect(t, r, 0, rlsOK, 499, -1)
+}

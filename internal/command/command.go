@@ -238,6 +238,8 @@ type Table struct {
 	// on, or the append-only log cannot be written. The server sets and clears it as the
 	// disk's state changes, so the check costs the command path one atomic load.
 	DiskError atomic.Pointer[string]
+	// pause is CLIENT PAUSE's state (pause.go).
+	pause clientPause
 	// Loading is set while the server loads its dataset at startup with clients connected:
 	// commands not flagged loading get -LOADING, as from Redis then (admitLoading).
 	Loading atomic.Bool

@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -255,6 +256,22 @@ func clientSubcommands() []*Command {
 		"Unblock a client blocked in a blocking command from a different connection", clientUnblockCommand)
 	unblock.Complexity = "O(log N) where N is the number of client connections"
 	unblock.ACL = []string{"admin", "slow", "dangerous", "connection"}
+	pause := sub("pause", -3, FlagAdmin, "2.9.50", "timeout [WRITE | ALL]",
+		"Stop processing commands from clients for some time", clientPauseCommand)
+	pause.ACL = []string{"admin", "slow", "dangerous", "connection"}
+	pause.Doc = "As in Redis 7.0: `ALL` (the default) holds every command of every client, `CLIENT UNPAUSE` included, until the timeout (milliseconds); " +
+		"`WRITE` holds what may write or replicate: writes, `PUBLISH`, `PFCOUNT`, `EXEC` of a transaction that holds one, `EVAL`/`EVALSHA`/`FCALL` of a script " +
+		"not declared `no-writes`. A held command waits in its connection (counted in `blocked_clients`, flag `b` in CLIENT LIST) and runs when the pause ends; " +
+		"one from a client that disconnects meanwhile never runs. While clients are paused no key expires or is evicted (a read sees an expired key as gone and leaves it). " +
+		"A second pause keeps the stricter mode and the later end. Not held: a Raft follower's applying of its group's log, and scripts' own calls. " +
+		"The Envoy rate limit service answers `UNAVAILABLE` for a decision the pause holds, rather than keep the gRPC call waiting."
+	unpause := sub("unpause", 2, FlagAdmin, "6.2.0", "", "Resume processing of clients that were paused",
+		func(c *Ctx) {
+			c.Srv.Table().pause.unpause()
+			c.W.OK()
+		})
+	unpause.Complexity = "O(N) Where N is the number of paused clients"
+	unpause.ACL = []string{"admin", "slow", "dangerous", "connection"}
 	help := sub("help", 2, 0, "5.0.0", "", "Show helpful text about the different subcommands", clientHelpCommand)
 	help.Flags &^= FlagNoScript
 	return append([]*Command{
@@ -270,6 +287,8 @@ func clientSubcommands() []*Command {
 		list,
 		info,
 		kill,
+		pause,
+		unpause,
 		unblock,
 		sub("setinfo", 4, 0, "7.2.0", "<LIB-NAME libname | LIB-VER libver>", "Sets information specific to the client or connection.", clientSetInfoCommand),
 		sub("no-evict", 3, FlagAdmin, "7.0.0", "<ON | OFF>", "Set client eviction mode for the current connection", func(c *Ctx) {
@@ -286,6 +305,43 @@ func clientSubcommands() []*Command {
 		}),
 		help,
 	}, trackingSubcommands()...)
+}
+
+// clientPauseCommand is CLIENT PAUSE timeout [WRITE|ALL]: for timeout milliseconds, every
+// command (ALL, the default) or every command that may write (WRITE) waits in its connection,
+// as in Redis 7.0 (pause.go). A pause already on keeps the stricter mode and the later end.
+func clientPauseCommand(c *Ctx) {
+	if len(c.Args) > 4 {
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + string(c.Args[1]) + "'. Try CLIENT HELP.")
+		return
+	}
+	mode := pauseAll
+	if len(c.Args) == 4 {
+		switch {
+		case c.ArgIs(3, "write"):
+			mode = pauseWrite
+		case c.ArgIs(3, "all"):
+		default:
+			c.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
+			return
+		}
+	}
+	ms, err := strconv.ParseInt(string(c.Args[2]), 10, 64)
+	if err != nil {
+		c.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if ms < 0 {
+		c.Error("ERR timeout is negative")
+		return
+	}
+	end := int64(0) // 0: over at once, as in Redis
+	if ms > 0 {
+		now := time.Now().UnixMilli()
+		end = now + min(ms, math.MaxInt64-now)
+	}
+	c.Srv.Table().pause.pause(end, mode)
+	c.W.OK()
 }
 
 // clientUnblockCommand is CLIENT UNBLOCK: a client waiting in a blocking command returns at
@@ -642,6 +698,10 @@ func clientHelpCommand(c *Ctx) {
 		"    Return information about client connections. Options:",
 		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
 		"      Return clients of specified type.",
+		"UNPAUSE",
+		"    Stop the current client pause, resuming traffic.",
+		"PAUSE <timeout> [WRITE|ALL]",
+		"    Suspend all, or just write, clients for <timeout> milliseconds.",
 		"REPLY (ON|OFF|SKIP)",
 		"    Control the replies sent to the current connection.",
 		"SETINFO <option> <value>",

@@ -320,6 +320,10 @@ type Ctx struct {
 	// for it (BlockTimeoutMs, 0 for ever) and clears it. See blocking.go.
 	Blocked        *store.Waiter
 	BlockTimeoutMs int64
+	// Paused is set when CLIENT PAUSE holds the command, which did not run and wrote no
+	// reply: the connection waits for the pause to lift (Table.PauseWait), clears it and runs
+	// the command again.
+	Paused bool
 	// Resume is set by the connection while it runs a woken blocked XREAD or XREADGROUP again
 	// (BlockedPop.Retry): the command then looks at what it blocked for, not its arguments.
 	Resume *BlockedPop

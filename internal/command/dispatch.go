@@ -131,6 +131,19 @@ func (t *Table) exec(c *Ctx) {
 	if t.scripting != nil && !c.Client.LogApplier && !t.busyCheck(c, cmd) {
 		return
 	}
+	if t.pause.mode.Load() != pauseOff {
+		// CLIENT PAUSE: a held command waits in its connection (Ctx.Paused) and runs again
+		// when the pause lifts. One that runs meanwhile (a read under WRITE) sees expired keys
+		// as gone but leaves them, as Redis expires nothing while clients are paused.
+		if t.pauses(c, cmd) {
+			c.Cmd = cmd
+			c.Paused = true
+			return
+		}
+		if t.pause.active() && !c.Client.LogApplier {
+			c.DB = c.DB.ReadOnlyView()
+		}
+	}
 	if c.Client.monitor.Load() && cmd.Flags&(FlagWrite|FlagReadOnly|FlagMayReplicate) != 0 {
 		// A monitor is a replica to Redis (CLIENT_SLAVE): it may not touch the keyspace.
 		c.Cmd = cmd
@@ -575,7 +588,11 @@ const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 func (c *Ctx) admitMemory(cmd *Command) bool {
 	m := &c.Store.Mem
 	var res store.EvictResult
-	if c.nlocked == 0 && !c.allLocked {
+	if c.Srv != nil && c.Srv.Table().pause.mode.Load() != pauseOff && c.Srv.Table().pause.active() {
+		// Nothing is evicted while clients are paused (Redis's isSafeToPerformEvictions),
+		// and so nothing is refused for memory either: the writes wait for the pause.
+		return true
+	} else if c.nlocked == 0 && !c.allLocked {
 		res = c.Store.PerformEvictions(c.Now)
 	} else if m.Used() > m.Limit() {
 		res = store.EvictFail

@@ -524,7 +524,7 @@ func (sr *scriptRun) Call(args [][]byte, proto int) ([]byte, string) {
 			return nil, sr.refuse(cmd, "The user executing the script "+ACLErrorMessage(reason))
 		}
 	}
-	if sr.ro && flags&(FlagWrite|FlagMayReplicate) != 0 {
+	if sr.ro && cmd.mayReplicate() {
 		return nil, sr.refuse(cmd, "Write commands are not allowed from read-only scripts.")
 	}
 	if flags&FlagWrite != 0 {

@@ -524,6 +524,15 @@ func (c *Command) movableKeys() bool {
 	return false
 }
 
+// mayReplicate is Redis's CMD_WRITE|CMD_MAY_REPLICATE test: what a read-only script may not
+// call and CLIENT PAUSE WRITE holds. Redis flags PUBLISH and SPUBLISH may_replicate (it sends
+// messages on to its replicas); HotKV leaves the flag off them, since its Raft gate and world
+// lock key on it and a message is delivered by the node that receives it, and names them here.
+func (c *Command) mayReplicate() bool {
+	return c.Flags&(FlagWrite|FlagMayReplicate) != 0 ||
+		(c.Flags&FlagPubSub != 0 && (c.Name == "publish" || c.Name == "spublish"))
+}
+
 // InfoFlags lists the flags COMMAND INFO shows: the declared ones less may_replicate, which
 // Redis hides on purpose, plus movablekeys when the key positions depend on the arguments.
 func (c *Command) InfoFlags() []string {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"math"
 	"net"
 	"os"
 	"sync"
@@ -237,19 +238,14 @@ func (c *conn) runBatch() bool {
 			now = s.clock.NowMs()
 			c.ctx.ClockChanged = false
 		}
-		c.ctx.Args = args
-		c.ctx.Now = now
-		c.ctx.DB = s.store.DB(c.DB)
-		if s.repl != nil && !s.repl.servingA.Load() {
-			// A follower's clients read (READONLY) through the view that never deletes an
-			// expired key: only the log changes a replica (cluster.go). The gate turns it
-			// back into the live database if this node serves by then.
-			c.ctx.DB = c.ctx.DB.ReadOnlyView()
-		}
-		s.table.Exec(&c.ctx)
-		c.replCmds++
-		if c.ctx.Blocked != nil && !c.waitBlocked() {
-			return false
+		c.exec(args, now)
+		for c.ctx.Blocked != nil || c.ctx.Paused {
+			if c.ctx.Paused && !c.waitPaused() {
+				return false
+			}
+			if c.ctx.Blocked != nil && !c.waitBlocked() {
+				return false
+			}
 		}
 		if c.CloseAfterReply {
 			s.stats.commandsProcessed.Add(int64(n))
@@ -266,6 +262,99 @@ func (c *conn) runBatch() bool {
 	s.stats.commandsProcessed.Add(int64(n))
 	c.LastInteraction.Store(time.Now().UnixMilli())
 	return c.flush()
+}
+
+// exec runs one command of the connection at command time now.
+func (c *conn) exec(args [][]byte, now int64) {
+	s := c.srv
+	c.ctx.Args = args
+	c.ctx.Now = now
+	c.ctx.DB = s.store.DB(c.DB)
+	if s.repl != nil && !s.repl.servingA.Load() {
+		// A follower's clients read (READONLY) through the view that never deletes an
+		// expired key: only the log changes a replica (cluster.go). The gate turns it
+		// back into the live database if this node serves by then.
+		c.ctx.DB = c.ctx.DB.ReadOnlyView()
+	}
+	s.table.Exec(&c.ctx)
+	if !c.ctx.Paused {
+		c.replCmds++ // a held command has no reply yet
+	}
+}
+
+// waitPaused waits while CLIENT PAUSE holds the command that just ran (Ctx.Paused), running it
+// again when the pause lifts, and reports false if the client went away meanwhile. The replies
+// before it go out first. Meanwhile the connection keeps reading, as waitBlocked does: a
+// client that disconnects is noticed, and its command never runs (Redis frees a paused client
+// with its command); what it pipelines waits in the read buffer. The wait counts as blocked
+// (INFO blocked_clients, the b flag of CLIENT LIST), and CLIENT UNBLOCK makes the command run
+// again, to be held again if the pause still holds, as in Redis.
+func (c *conn) waitPaused() bool {
+	s := c.srv
+	// The arguments point into the read buffer, which reading may move.
+	args := make([][]byte, len(c.ctx.Args))
+	for i, a := range c.ctx.Args {
+		args[i] = append([]byte(nil), a...)
+	}
+	if c.readDeadline {
+		_ = c.nc.SetReadDeadline(time.Time{})
+		c.readDeadline = false
+	}
+	unblock := c.Client.BeginBlocked()
+	defer c.Client.EndBlocked()
+	s.table.PauseWaiting(1)
+	defer s.table.PauseWaiting(-1)
+	for c.ctx.Paused {
+		c.ctx.Paused = false
+		if !c.flush() {
+			return false
+		}
+		if lifted, end, held := s.table.PauseWait(); held {
+			d := time.Until(time.UnixMilli(end))
+			if d < math.MaxInt64-time.Millisecond {
+				d += time.Millisecond // past the end: the pause is then found over
+			}
+			t := time.NewTimer(d)
+			readDone := make(chan error, 1)
+			read := func() { readDone <- c.rd.Fill() }
+			reading, gone := true, false
+			go read()
+		wait:
+			for {
+				select {
+				case <-lifted:
+					break wait
+				case <-t.C:
+					break wait
+				case <-unblock:
+					break wait
+				case err := <-readDone:
+					reading = false
+					if err != nil {
+						gone = true
+						break wait
+					}
+					if c.rd.Buffered() < 1<<20 {
+						reading = true
+						go read()
+					}
+				}
+			}
+			t.Stop()
+			if reading {
+				_ = c.nc.SetReadDeadline(time.Now())
+				if err := <-readDone; err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+					gone = true
+				}
+				_ = c.nc.SetReadDeadline(time.Time{})
+			}
+			if gone {
+				return false
+			}
+		}
+		c.exec(args, s.clock.NowMs())
+	}
+	return true
 }
 
 // flush sends the buffered replies. With appendfsync always it first waits until every effect

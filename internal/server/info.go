@@ -137,7 +137,7 @@ func (s *Server) infoClients(b *strings.Builder) {
 	n := len(s.clients)
 	s.mu.Unlock()
 	fmt.Fprintf(b, "connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:%d\r\ntracking_clients:%d\r\n",
-		n, s.maxClients.Load(), s.store.Waiters.Count(), s.trackingClients())
+		n, s.maxClients.Load(), int64(s.store.Waiters.Count())+s.table.PausedClients(), s.trackingClients())
 }
 
 // memSamples are the runtime metrics behind INFO memory.

@@ -247,7 +247,7 @@ func (s *Server) MetricsSnapshot() *metrics.Snapshot {
 	s.mu.Lock()
 	out.ConnectedClients = int64(len(s.clients))
 	s.mu.Unlock()
-	out.BlockedClients = int64(s.store.Waiters.Count())
+	out.BlockedClients = int64(s.store.Waiters.Count()) + s.table.PausedClients()
 	out.TrackingClients = int64(s.trackingClients())
 	out.MaxClients = s.maxClients.Load()
 

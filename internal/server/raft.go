@@ -504,7 +504,12 @@ func (r *replState) reset() {
 	if closed {
 		return
 	}
+	// Under the world lock: a command that passed the gate while this node still served, or
+	// an expiry cycle begun then, finishes before the store is emptied; after it, the gate
+	// and expireGate see a node that does not serve, so nothing but the log's replay writes.
+	r.world.Lock()
 	r.flushStore()
+	r.world.Unlock()
 	cfg := r.cfg
 	cfg.Bootstrap = false
 	var node *replication.Node

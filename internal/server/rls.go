@@ -322,6 +322,15 @@ func (e *rlsExec) local(now int64, forward bool, cmds [][][]byte) ([][]byte, err
 		c.ctx.Now = now
 		c.ctx.DB = s.store.DB(0)
 		s.table.Exec(&c.ctx)
+		if c.ctx.Paused {
+			// CLIENT PAUSE holds the decision: the call is not kept waiting on a gRPC
+			// handler, Envoy applies its failure mode (the decisions before it in the call
+			// stand, as a pipeline's would).
+			c.ctx.Paused = false
+			c.ctx.W.Reset()
+			s.rls.clients.Put(c)
+			return nil, fmt.Errorf("%w: clients are paused (CLIENT PAUSE)", rls.ErrUnavailable)
+		}
 		replies[i] = append([]byte(nil), c.ctx.W.Buf...)
 		c.ctx.W.Reset()
 	}

@@ -165,6 +165,7 @@ func New(cfg *config.Config, logger *slog.Logger) *Server {
 	}
 	s.acl = acl.NewRegistry(s.table.ACLCatalog())
 	command.JournalExpiries(s.store) // expired keys are journaled as DEL (command/effects.go)
+	s.store.ExpireGate = s.expireGate
 	s.hub = pubsub.NewHub()
 	s.hub.OnDisconnect = func(id int64, class int) {
 		s.log.Warn("Client scheduled to be closed ASAP for overcoming of output buffer limits.", "id", id, "class", class)
@@ -717,6 +718,27 @@ func (s *Server) flushDeniedTotals() {
 		}
 		j.Append(store.Effect{DB: -1, Time: s.clock.NowMs(), Args: args})
 	}
+}
+
+// expireGate is the store's ExpireGate: active expiry runs unless CLIENT PAUSE holds clients
+// and, in Raft mode, only while this node serves as leader, under the world lock's read side.
+// A node that loses leadership rebuilds its store under the write side (reset), so no cycle of
+// its time as leader can delete a key under the replay of the log: the followers' copies keep
+// their expired keys until the leader's DEL, and a rebuilt node must match them.
+func (s *Server) expireGate() (func(), bool) {
+	if s.table.PauseActive() {
+		return nil, false
+	}
+	r := s.repl
+	if r == nil {
+		return func() {}, true
+	}
+	r.world.RLock()
+	if !r.servingA.Load() {
+		r.world.RUnlock()
+		return nil, false
+	}
+	return r.world.RUnlock, true
 }
 
 // expireLoop runs the active expiry cycle at hz, with a time budget scaled by

@@ -366,6 +366,12 @@ type Store struct {
 	// and touches WATCH (Watches.Touch) as expire does: the server hangs the "evicted"
 	// keyspace event and client-side caching's invalidation on it, and the journal a DEL.
 	OnEvict func(db int, key string)
+	// ExpireGate, when set, is asked before each active expiry cycle whether it may run (not
+	// while CLIENT PAUSE holds clients, as Redis's activeExpireCycle returns then; only on a
+	// serving Raft leader). A cycle that may run calls done when it ends: the server holds its
+	// world lock meanwhile, so that a node rebuilding after a lost leadership never has a cycle
+	// deleting keys under the log's replay.
+	ExpireGate func() (done func(), ok bool)
 	// KeyEvents raises the keyspace events that only the store sees (a key created, a read
 	// missing a key).
 	KeyEvents KeyEvents

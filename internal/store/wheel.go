@@ -151,6 +151,13 @@ func (st *Store) ActiveExpire(ctx context.Context, period, budget time.Duration,
 			return
 		case <-t.C:
 		}
+		done := func() {}
+		if g := st.ExpireGate; g != nil {
+			var ok bool
+			if done, ok = g(); !ok {
+				continue
+			}
+		}
 		start := time.Now()
 		now := st.Clock.NowMs()
 		var examined, deleted int
@@ -185,6 +192,7 @@ func (st *Store) ActiveExpire(ctx context.Context, period, budget time.Duration,
 			// second so limiters with many one-off keys do not grow without bound.
 			st.Limiters.Sweep(now, 64)
 		}
+		done()
 		if capped {
 			es.TimeCapReached++
 		}

@@ -196,7 +196,10 @@ func (g *group) waitConverged(d time.Duration) (int, uint64) {
 		for i := range g.nodes {
 			st := g.status(i, time.Second)
 			last = append(last, st)
-			if st == nil || st["applied_index"] != st["commit_index"] || (l >= 0 && st["leader_id"] != g.id(l)) ||
+			// applied_index counts the entries queued for the apply loop; apply_pending says
+			// whether they are applied (a node rebuilt after a lost leadership replays its whole
+			// log behind a matching applied_index).
+			if st == nil || st["applied_index"] != st["commit_index"] || st["apply_pending"] != "0" || (l >= 0 && st["leader_id"] != g.id(l)) ||
 				(applied != "" && st["applied_index"] != applied) || !strings.Contains(st["members"], g.id(len(g.nodes)-1)+"=") {
 				ok = false
 				continue
@@ -276,7 +279,8 @@ func (g *group) client() *redis.ClusterClient {
 }
 
 // digests waits for the group to converge, then reads every node's applied index and DEBUG
-// DIGEST, and the applied index again: the digests are comparable when all six indexes agree.
+// DIGEST, and the applied index again: the digests are comparable when all six indexes agree
+// and no node has entries queued but not applied.
 func (g *group) digests(d time.Duration) (uint64, []string) {
 	g.t.Helper()
 	deadline := time.Now().Add(d)
@@ -292,7 +296,7 @@ func (g *group) digests(d time.Duration) (uint64, []string) {
 			ds[i] = v
 		}
 		for i := range g.nodes {
-			if st := g.status(i, time.Second); st == nil || st["applied_index"] != strconv.FormatUint(idx, 10) {
+			if st := g.status(i, time.Second); st == nil || st["applied_index"] != strconv.FormatUint(idx, 10) || st["apply_pending"] != "0" {
 				same = false
 			}
 		}
