@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -996,4 +997,45 @@ func TestReplicationApplyWaitsForBusyScript(t *testing.T) {
 	require.NoError(t, <-done)
 	waitApplied(t, leader, nodes) // fails on any apply error
 	require.Equal(t, "v", r.Get(ctx, "k").Val())
+}
+
+// TestRole: ROLE answers with Redis's shapes: a standalone server is a master without
+// replicas; in a group the serving leader is the master with its followers as online
+// replicas (client address, applied index) and a follower a slave of the leader's client
+// address.
+func TestRole(t *testing.T) {
+	s := testutil.StartServer(t)
+	require.Equal(t, []any{"master", int64(0), []any{}}, s.Client(t, 2).Do(ctx, "ROLE").Val())
+
+	nodes := newGroup(t, 3)
+	leader := waitLeader(t, nodes)
+	require.NoError(t, leader.c.Set(ctx, "k", "v", 0).Err())
+	waitApplied(t, leader, nodes)
+	host, port, _ := net.SplitHostPort(leader.srv.Addr)
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		_, fport, _ := net.SplitHostPort(n.srv.Addr)
+		v := n.c.Do(ctx, "ROLE").Val().([]any)
+		require.Len(t, v, 5)
+		require.Equal(t, "slave", v[0])
+		require.Equal(t, host, v[1])
+		require.Equal(t, port, fmt.Sprint(v[2]))
+		require.Equal(t, "connected", v[3])
+		require.Greater(t, v[4].(int64), int64(0))
+		// The leader lists it once it has reported its progress (RAFT ANNOUNCE).
+		waitUntil(t, n.id+" in the leader's ROLE", 20*time.Second, func() bool {
+			r := leader.c.Do(ctx, "ROLE").Val().([]any)
+			if r[0] != "master" || r[1].(int64) <= 0 {
+				return false
+			}
+			for _, rep := range r[2].([]any) {
+				if rep.([]any)[1] == fport {
+					return rep.([]any)[0] == host
+				}
+			}
+			return false
+		})
+	}
 }

@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // RaftAdmin is the server's Raft node as the RAFT command sees it (docs/replication.md). A
 // standalone server answers every call with an error saying raft-port is 0.
@@ -161,4 +164,62 @@ func pairsReply(c *Ctx, st [][2]string, err error) {
 		c.W.Bulk([]byte(kv[0]))
 		c.W.Bulk([]byte(kv[1]))
 	}
+}
+
+// Role is ROLE's answer (Redis's roleCommand): a master with the replicas that are online, or
+// a replica with its master. In a Raft group the serving leader is the master and its
+// followers the replicas, with their applied log index as the replication offset.
+type Role struct {
+	Master bool
+	// Offset is the master's replication offset, or the replica's (-1 when it has none).
+	Offset int64
+	// Replicas are a master's online replicas: client address and offset.
+	Replicas []RoleReplica
+	// MasterHost and MasterPort are a replica's master ("" and 0 while it knows none), and
+	// State its link, in Redis's words ("connected", "connect").
+	MasterHost string
+	MasterPort int64
+	State      string
+}
+
+// RoleReplica is one replica of a master's ROLE reply.
+type RoleReplica struct {
+	IP     string
+	Port   int64
+	Offset int64
+}
+
+// RoleReporter is the server as ROLE sees it; a server without it is a master without
+// replicas.
+type RoleReporter interface {
+	Role() Role
+}
+
+// roleCommand is ROLE, with Redis's reply shapes: *3 "master", offset, [[ip, port, offset]...]
+// (the port and offset as bulk strings, as Redis writes them), or *5 "slave", host, port,
+// state, offset.
+func roleCommand(c *Ctx) {
+	r := Role{Master: true}
+	if rr, ok := c.Srv.(RoleReporter); ok {
+		r = rr.Role()
+	}
+	if r.Master {
+		c.W.Array(3)
+		c.W.BulkString("master")
+		c.W.Int(r.Offset)
+		c.W.Array(len(r.Replicas))
+		for _, rep := range r.Replicas {
+			c.W.Array(3)
+			c.W.BulkString(rep.IP)
+			c.W.BulkString(strconv.FormatInt(rep.Port, 10))
+			c.W.BulkString(strconv.FormatInt(rep.Offset, 10))
+		}
+		return
+	}
+	c.W.Array(5)
+	c.W.BulkString("slave")
+	c.W.BulkString(r.MasterHost)
+	c.W.Int(r.MasterPort)
+	c.W.BulkString(r.State)
+	c.W.Int(r.Offset)
 }

@@ -53,6 +53,14 @@ func serverCommands() []*Command {
 			Doc: "Reports the server clock that expiry and rate limiting read, so `DEBUG CLOCK` moves it too. " +
 				"The clock has millisecond resolution: the microseconds are always a multiple of 1000.",
 			Handler: timeCommand},
+		{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, ACL: []string{"admin", "fast", "dangerous"},
+			Group: "server", Since: "2.8.12", Complexity: "O(1)",
+			Summary: "Return the role of the instance in the context of replication",
+			Doc: "A standalone server is a master without replicas (offset 0). In a Raft group (docs/replication.md) the serving leader " +
+				"answers `master` with its applied log index as the offset and each follower heard from lately as a replica (client " +
+				"address, applied index); a follower answers `slave` with its leader's client address, `connected` (or `connect` while " +
+				"it knows no leader) and its applied index. A leader not yet serving answers as a follower of no one.",
+			Handler: roleCommand},
 		{Name: "debug", Arity: -2, Flags: adminFlags, ACL: adminACL, Group: "server", Since: "1.0.0",
 			Complexity: "Depends on subcommand.", Summary: "A container for debugging commands",
 			Doc: "Allowed only when `enable-debug-command` is `yes` (or `local`, for loopback clients). HotKV implements these subcommands:\n\n" +

@@ -988,6 +988,41 @@ func (r *replState) info(b *strings.Builder) {
 	}
 }
 
+// Role implements command.RoleReporter: ROLE from the same state as INFO replication.
+func (s *Server) Role() command.Role {
+	r := s.repl
+	if r == nil {
+		return command.Role{Master: true}
+	}
+	st := map[string]string{}
+	for _, kv := range r.status() {
+		st[kv[0]] = kv[1]
+	}
+	applied, _ := strconv.ParseInt(st["applied_index"], 10, 64)
+	if st["role"] == "leader" && r.servingA.Load() {
+		role := command.Role{Master: true, Offset: applied}
+		if node := r.getNode(); node != nil {
+			for _, m := range node.Members() {
+				p, ok := r.followerProgress(m.ID)
+				if m.ID == node.ID() || !ok || time.Since(p.at) > 3*progressEvery {
+					continue // Redis lists only replicas that are online
+				}
+				host, port, _ := net.SplitHostPort(r.memberAddr(m.ID))
+				n, _ := strconv.ParseInt(port, 10, 64)
+				role.Replicas = append(role.Replicas, command.RoleReplica{IP: host, Port: n, Offset: p.applied})
+			}
+		}
+		return role
+	}
+	role := command.Role{Offset: applied, State: "connect"}
+	if host, port, err := net.SplitHostPort(st["leader_client_addr"]); err == nil && st["leader_id"] != "" && st["role"] != "leader" {
+		role.MasterHost = host
+		role.MasterPort, _ = strconv.ParseInt(port, 10, 64)
+		role.State = "connected"
+	}
+	return role
+}
+
 // errStandalone answers RAFT subcommands when raft-port is 0.
 var errStandalone = errors.New("ERR this node is not in replicated mode (raft-port is 0)")
 
