@@ -676,3 +676,22 @@ func TestRenameCommandAndTheLog(t *testing.T) {
 	require.Equal(t, "$1\r\n1\r\n", raw3.Do("GET", "n"))
 	require.Equal(t, ":3\r\n", raw3.Do("DBSIZE"))
 }
+
+// TestModule: HotKV loads no Redis modules, and MODULE answers as a Redis with none: an empty
+// LIST, and LOAD, LOADEX and UNLOAD refused by enable-module-command (default no) or, where
+// allowed, failing with Redis's errors.
+func TestModule(t *testing.T) {
+	const notAllowed = "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
+		require.Equal(t, []any{}, c.Do(ctx, "MODULE", "LIST").Val())
+		for _, args := range [][]any{{"MODULE", "LOAD", "/tmp/x.so"}, {"MODULE", "LOADEX", "/tmp/x.so"}, {"MODULE", "UNLOAD", "x"}} {
+			require.EqualError(t, c.Do(ctx, args...).Err(), notAllowed, "%v", args)
+		}
+		require.Contains(t, c.Do(ctx, "MODULE", "HELP").String(), "Return a list of loaded modules.")
+	})
+	testutil.Protocols(t, func(t *testing.T, s *testutil.Server, c *redis.Client) {
+		require.EqualError(t, c.Do(ctx, "MODULE", "LOAD", "/tmp/x.so", "arg").Err(), "ERR Error loading the extension. Please check the server logs.")
+		require.EqualError(t, c.Do(ctx, "MODULE", "UNLOAD", "x").Err(), "ERR Error unloading module: no such module with that name")
+		require.Equal(t, []any{}, c.Do(ctx, "MODULE", "LIST").Val())
+	}, "--enable-module-command", "local")
+}

@@ -215,7 +215,9 @@ func configSetCommand(c *Ctx) {
 	for i := 2; i+1 < len(c.Args); i += 2 {
 		pairs = append(pairs, [2]string{string(c.Args[i]), string(c.Args[i+1])})
 		if c.Srv.Table().Loading.Load() && (denyLoadingConfig(string(c.Args[i])) ||
-			strings.EqualFold(string(c.Args[i]), "dir") && protectedConfigsEnabled(c)) {
+			// HotKV sets dir at startup only; enable-protected-configs decides just which
+			// refusal comes first during a load, as Redis checks protection before loading.
+			strings.EqualFold(string(c.Args[i]), "dir") && protectedAllowed(c, "enable-protected-configs")) {
 			// Redis gives the loading error precedence over any other in the call, since
 			// clients handle it differently (they retry).
 			c.Error(errLoading)
@@ -236,13 +238,11 @@ func denyLoadingConfig(name string) bool {
 	return strings.EqualFold(name, "appendonly") || strings.EqualFold(name, "repl-diskless-load")
 }
 
-// protectedConfigsEnabled reports whether enable-protected-configs would let this client set
-// dir in Redis (yes, or local from a loopback address or a Unix socket). HotKV sets dir at
-// startup only; the setting decides just which refusal comes first during a load, as Redis
-// checks protection before loading.
-func protectedConfigsEnabled(c *Ctx) bool {
+// protectedAllowed is Redis's allowProtectedAction for directive (enable-protected-configs,
+// enable-module-command): yes, or local for a client on a loopback address or a Unix socket.
+func protectedAllowed(c *Ctx, directive string) bool {
 	v := ""
-	if kv := c.Srv.ConfigGet([]string{"enable-protected-configs"}); len(kv) == 1 {
+	if kv := c.Srv.ConfigGet([]string{directive}); len(kv) == 1 {
 		v = kv[0][1]
 	}
 	switch v {

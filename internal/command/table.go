@@ -20,6 +20,7 @@ func groups() [][]*Command {
 		bitCommands(),
 		hllCommands(),
 		serverCommands(),
+		moduleCommands(),
 		persistenceCommands(),
 		rateLimitCommands(),
 		rlsCommands(),
