@@ -227,7 +227,7 @@ func newCollector(src Source) *collector {
 		func(s *Snapshot) float64 { return float64(s.UptimeSeconds) })
 	g("redis_connected_clients", "Client connections open (INFO connected_clients).",
 		func(s *Snapshot) float64 { return float64(s.ConnectedClients) })
-	g("redis_blocked_clients", "Clients waiting in a blocking command (INFO blocked_clients).",
+	g("redis_blocked_clients", "Clients waiting in a blocking command or held by CLIENT PAUSE (INFO blocked_clients).",
 		func(s *Snapshot) float64 { return float64(s.BlockedClients) })
 	g("redis_tracking_clients", "Clients with CLIENT TRACKING on (INFO tracking_clients).",
 		func(s *Snapshot) float64 { return float64(s.TrackingClients) })
