@@ -282,6 +282,68 @@ func (c *conn) exec(args [][]byte, now int64) {
 	}
 }
 
+// beginWait prepares the connection for a command that waits (blocked, or held by CLIENT
+// PAUSE): it returns a copy of the command's arguments, which point into the read buffer that
+// reading meanwhile may move, lifts the timeout's read deadline (a waiting client is not idle,
+// as in Redis) and marks the client blocked (the b flag, CLIENT UNBLOCK's channel); the caller
+// defers c.Client.EndBlocked.
+func (c *conn) beginWait() (args [][]byte, unblock <-chan bool) {
+	args = make([][]byte, len(c.ctx.Args))
+	for i, a := range c.ctx.Args {
+		args[i] = append([]byte(nil), a...)
+	}
+	if c.readDeadline {
+		_ = c.nc.SetReadDeadline(time.Time{})
+		c.readDeadline = false
+	}
+	return args, c.Client.BeginBlocked()
+}
+
+// bgRead reads the connection in the background while a command waits, so that a client that
+// disconnects is noticed at once; what it reads stays in the buffer for the commands after.
+type bgRead struct {
+	c       *conn
+	done    chan error
+	reading bool
+}
+
+func (c *conn) startBgRead() *bgRead {
+	r := &bgRead{c: c, done: make(chan error, 1)}
+	r.next()
+	return r
+}
+
+func (r *bgRead) next() {
+	r.reading = true
+	go func() { r.done <- r.c.rd.Fill() }()
+}
+
+// got takes a read's result from done: false when the client is gone; otherwise it reads on,
+// within the query buffer's bound.
+func (r *bgRead) got(err error) bool {
+	r.reading = false
+	if err != nil {
+		return false
+	}
+	if r.c.rd.Buffered() < 1<<20 {
+		r.next()
+	}
+	return true
+}
+
+// stop ends a read in progress (a deadline in the past ends its Fill) and reports false if the
+// client went away meanwhile.
+func (r *bgRead) stop() bool {
+	if !r.reading {
+		return true
+	}
+	r.reading = false
+	_ = r.c.nc.SetReadDeadline(time.Now())
+	err := <-r.done
+	_ = r.c.nc.SetReadDeadline(time.Time{})
+	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
 // waitPaused waits while CLIENT PAUSE holds the command that just ran (Ctx.Paused), running it
 // again when the pause lifts, and reports false if the client went away meanwhile. The replies
 // before it go out first. Meanwhile the connection keeps reading, as waitBlocked does: a
@@ -291,16 +353,7 @@ func (c *conn) exec(args [][]byte, now int64) {
 // again, to be held again if the pause still holds, as in Redis.
 func (c *conn) waitPaused() bool {
 	s := c.srv
-	// The arguments point into the read buffer, which reading may move.
-	args := make([][]byte, len(c.ctx.Args))
-	for i, a := range c.ctx.Args {
-		args[i] = append([]byte(nil), a...)
-	}
-	if c.readDeadline {
-		_ = c.nc.SetReadDeadline(time.Time{})
-		c.readDeadline = false
-	}
-	unblock := c.Client.BeginBlocked()
+	args, unblock := c.beginWait()
 	defer c.Client.EndBlocked()
 	s.table.PauseWaiting(1)
 	defer s.table.PauseWaiting(-1)
@@ -315,10 +368,8 @@ func (c *conn) waitPaused() bool {
 				d += time.Millisecond // past the end: the pause is then found over
 			}
 			t := time.NewTimer(d)
-			readDone := make(chan error, 1)
-			read := func() { readDone <- c.rd.Fill() }
-			reading, gone := true, false
-			go read()
+			rd := c.startBgRead()
+			gone := false
 		wait:
 			for {
 				select {
@@ -328,27 +379,15 @@ func (c *conn) waitPaused() bool {
 					break wait
 				case <-unblock:
 					break wait
-				case err := <-readDone:
-					reading = false
-					if err != nil {
+				case err := <-rd.done:
+					if !rd.got(err) {
 						gone = true
 						break wait
-					}
-					if c.rd.Buffered() < 1<<20 {
-						reading = true
-						go read()
 					}
 				}
 			}
 			t.Stop()
-			if reading {
-				_ = c.nc.SetReadDeadline(time.Now())
-				if err := <-readDone; err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-					gone = true
-				}
-				_ = c.nc.SetReadDeadline(time.Time{})
-			}
-			if gone {
+			if !rd.stop() || gone {
 				return false
 			}
 		}
@@ -404,18 +443,7 @@ func (c *conn) flush() bool {
 // commands it pipelines meanwhile wait in the read buffer, as Redis keeps them.
 func (c *conn) waitBlocked() bool {
 	s := c.srv
-	// The command's arguments point into the read buffer, which reading may move: keep a
-	// copy for BLMOVE's retry.
-	args := make([][]byte, len(c.ctx.Args))
-	for i, a := range c.ctx.Args {
-		args[i] = append([]byte(nil), a...)
-	}
-	// A blocked client is not idle: timeout does not apply while it waits (Redis).
-	if c.readDeadline {
-		_ = c.nc.SetReadDeadline(time.Time{})
-		c.readDeadline = false
-	}
-	unblock := c.Client.BeginBlocked()
+	args, unblock := c.beginWait() // the copy is for BLMOVE's retry
 	defer c.Client.EndBlocked()
 	for {
 		w, timeoutMs := c.ctx.Blocked, c.ctx.BlockTimeoutMs
@@ -441,10 +469,7 @@ func (c *conn) waitBlocked() bool {
 			topo = s.topo.watch()
 		}
 		gone, served := false, false
-		readDone := make(chan error, 1)
-		reading := true
-		read := func() { readDone <- c.rd.Fill() }
-		go read()
+		rd := c.startBgRead()
 		c.Sub.Hold() // pushes wait, so that the reply precedes those its serving causes
 	wait:
 		for {
@@ -510,9 +535,8 @@ func (c *conn) waitBlocked() bool {
 					bp.TimeoutReply(c.w)
 				}
 				break wait
-			case err := <-readDone:
-				reading = false
-				if err != nil {
+			case err := <-rd.done:
+				if !rd.got(err) {
 					gone = true
 					if s.store.Waiters.Remove(w) {
 						return false
@@ -521,20 +545,10 @@ func (c *conn) waitBlocked() bool {
 					served = true
 					break wait
 				}
-				if c.rd.Buffered() < 1<<20 { // keep watching, within the query buffer's bound
-					reading = true
-					go read()
-				}
 			}
 		}
-		if reading {
-			// Stop the reader: a deadline in the past ends its Fill; what it read stays in
-			// the buffer for the commands after this one.
-			_ = c.nc.SetReadDeadline(time.Now())
-			if err := <-readDone; err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-				gone = true
-			}
-			_ = c.nc.SetReadDeadline(time.Time{})
+		if !rd.stop() {
+			gone = true
 		}
 		c.Sub.Unhold()
 		if !gone && !(served && bp.Retry) {

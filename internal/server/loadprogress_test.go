@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/persist"
 	"github.com/hotkv/hotkv/internal/store"
@@ -84,19 +83,8 @@ func TestLoadProgress(t *testing.T) {
 
 	const n = 20000
 	now := time.Now().UnixMilli()
-	st := store.New(16, 4, clock.NewFake(now))
-	db := st.DB(0)
-	for i := 0; i < n; i++ {
-		k := []byte(fmt.Sprint("key:", i))
-		sh := db.ShardFor(k)
-		sh.Lock()
-		db.Set(k, store.BytesValue([]byte("some value")), 0, false, now)
-		sh.Unlock()
-	}
 	dir := t.TempDir()
-	if _, err := persist.SaveFile(filepath.Join(dir, "dump.hkv"), st, persist.SaveOptions{Now: now, Version: Version}); err != nil {
-		t.Fatal(err)
-	}
+	writeLoadSnapshot(t, dir, n)
 
 	s, log := startInDir(t, dir, "--appendonly", "no")
 	s.Close()
