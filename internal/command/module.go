@@ -11,7 +11,7 @@ func moduleCommands() []*Command {
 		return &Command{Name: name, Arity: arity, Flags: flags, ACL: acl, Since: "4.0.0",
 			Complexity: "O(1)", Syntax: syntax, Summary: summary, Handler: h}
 	}
-	protected := FlagAdmin | FlagNoScript
+	protected := FlagAdmin | FlagNoScript | FlagNoAsyncLoading
 	list := sub("list", 2, FlagAdmin|FlagNoScript, "", "List all modules loaded by the server", func(c *Ctx) { c.W.Array(0) })
 	list.Complexity = "O(N) where N is the number of loaded modules."
 	list.Tips = []string{"nondeterministic_output_order"}
