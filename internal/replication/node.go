@@ -65,8 +65,10 @@ type Node struct {
 	trans *raft.NetworkTransport
 	wal   *raftwal.WAL
 	meta  *metadb.BoltMetaDB
-	zfs   *zeroFS
-	snaps *raft.FileSnapshotStore
+	// stable is the WAL as raft's StableStore, closed before the stores (stable.go).
+	stable *guardedStable
+	zfs    *zeroFS
+	snaps  *raft.FileSnapshotStore
 
 	obsCh  chan raft.Observation
 	obs    *raft.Observer
@@ -197,7 +199,8 @@ func Start(cfg Config, fsm FSM, onLeader func(bool)) (*Node, error) {
 		n.closeStores()
 		return nil, err
 	}
-	r, err := raft.NewRaft(rc, &fsmAdapter{fsm}, logs, wal, snaps, trans)
+	n.stable = &guardedStable{s: wal}
+	r, err := raft.NewRaft(rc, &fsmAdapter{fsm}, logs, n.stable, snaps, trans)
 	if err != nil {
 		n.closeStores()
 		return nil, err
@@ -324,6 +327,7 @@ func (n *Node) Close() error {
 	n.Raft.DeregisterObserver(n.obs)
 	n.wg.Wait()
 	_ = n.trans.Close()
+	n.stable.close() // a heartbeat the transport still answers must not reach closed stores
 	if cerr := n.wal.Close(); err == nil {
 		err = cerr
 	}
