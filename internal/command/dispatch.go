@@ -135,12 +135,13 @@ func (t *Table) exec(c *Ctx) {
 		// CLIENT PAUSE: a held command waits in its connection (Ctx.Paused) and runs again
 		// when the pause lifts. One that runs meanwhile (a read under WRITE) sees expired keys
 		// as gone but leaves them, as Redis expires nothing while clients are paused.
-		if t.pauses(c, cmd) {
+		held, on := t.pauses(c, cmd)
+		if held {
 			c.Cmd = cmd
 			c.Paused = true
 			return
 		}
-		if t.pause.active() && !c.Client.LogApplier {
+		if on {
 			c.DB = c.DB.ReadOnlyView()
 		}
 	}
@@ -588,7 +589,7 @@ const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 func (c *Ctx) admitMemory(cmd *Command) bool {
 	m := &c.Store.Mem
 	var res store.EvictResult
-	if c.Srv != nil && c.Srv.Table().pause.mode.Load() != pauseOff && c.Srv.Table().pause.active() {
+	if c.Srv != nil && c.Srv.Table().PauseActive() {
 		// Nothing is evicted while clients are paused (Redis's isSafeToPerformEvictions),
 		// and so nothing is refused for memory either: the writes wait for the pause.
 		return true

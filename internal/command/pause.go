@@ -122,17 +122,23 @@ func (t *Table) PauseWait() (lifted <-chan struct{}, endMs int64, ok bool) {
 // PauseWaiting counts a connection into (1) or out of (-1) the held ones.
 func (t *Table) PauseWaiting(d int64) { t.pause.waiting.Add(d) }
 
-// pauses reports whether CLIENT PAUSE holds cmd for this client now. Redis holds every
-// command under ALL, and under WRITE those that may write or replicate: commands flagged write
-// or may_replicate (PUBLISH, PFCOUNT), an EXEC whose transaction queued one, and EVAL, EVALSHA
+// pauses reports whether CLIENT PAUSE holds cmd for this client now, and whether a pause is
+// on at all (a command it lets through runs without expiring keys). Redis holds every command
+// under ALL, and under WRITE those that may write or replicate: commands flagged write or
+// may_replicate (PUBLISH, PFCOUNT), an EXEC whose transaction queued one, and EVAL, EVALSHA
 // and FCALL unless the script declares no-writes. The server's own log applier is never held:
 // a Raft follower keeps applying what its group committed.
-func (t *Table) pauses(c *Ctx, cmd *Command) bool {
+func (t *Table) pauses(c *Ctx, cmd *Command) (held, on bool) {
 	if c.Client.LogApplier || c.inScript {
-		return false
+		return false, false
 	}
-	_, _, held := t.pause.hold(mayReplicate(c, cmd))
-	return held
+	p := &t.pause
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.expireLocked(time.Now().UnixMilli()) {
+		return false, false
+	}
+	return p.mode.Load() == pauseAll || mayReplicate(c, cmd), true
 }
 
 // mayReplicate is Redis's is_may_replicate_command, with the flags a script declares taking

@@ -43,7 +43,7 @@ func (s *Server) newLoadProgress(what string, total int64) *loadProgress {
 		delay: s.cfg.GetInt("key-load-delay")}
 }
 
-// errLoadStopped ends a start-up load that a shutdown asked to stop (Server.stopLoading).
+// errLoadStopped ends a start-up load that a shutdown asked to stop (Server.StopLoading).
 var errLoadStopped = errors.New("shutdown requested while loading the data")
 
 // step is the loaders' progress callback: items (keys or effects) more were loaded and done

@@ -941,36 +941,64 @@ func (c *conn) holdForCommit(r *replState) {
 	c.Gated = false
 }
 
-// info writes INFO replication in replicated mode, with Redis's role names.
-func (r *replState) info(b *strings.Builder) {
+// statusMap is status as a map, for INFO replication and ROLE.
+func (r *replState) statusMap() map[string]string {
 	st := map[string]string{}
 	for _, kv := range r.status() {
 		st[kv[0]] = kv[1]
 	}
+	return st
+}
+
+// followerView is what the leader knows of a follower: its client address and the progress it
+// last reported (RAFT ANNOUNCE), for INFO replication and ROLE.
+type followerView struct {
+	m          replication.Member
+	host, port string
+	// online: a report within 3 progress intervals; applied and lag (seconds since the
+	// report, -1 without one) as reported.
+	online       bool
+	applied, lag int64
+}
+
+// followers lists the group's members other than this node, with what they reported.
+func (r *replState) followers() []followerView {
+	node := r.getNode()
+	if node == nil {
+		return nil
+	}
+	var out []followerView
+	for _, m := range node.Members() {
+		if m.ID == node.ID() {
+			continue
+		}
+		f := followerView{m: m, lag: -1}
+		f.host, f.port, _ = net.SplitHostPort(r.memberAddr(m.ID))
+		if p, ok := r.followerProgress(m.ID); ok {
+			f.applied, f.lag = p.applied, int64(time.Since(p.at)/time.Second)
+			f.online = time.Since(p.at) <= 3*progressEvery
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// info writes INFO replication in replicated mode, with Redis's role names.
+func (r *replState) info(b *strings.Builder) {
+	st := r.statusMap()
 	if st["role"] == "leader" {
 		b.WriteString("role:master\r\n")
-		var n int
-		if node := r.getNode(); node != nil {
-			for _, m := range node.Members() {
-				if m.ID == node.ID() {
-					continue
-				}
-				// Redis's fields first (Sentinel and clients parse ip, port, state, offset
-				// and lag), from what the follower last reported (RAFT ANNOUNCE).
-				host, port, _ := net.SplitHostPort(r.memberAddr(m.ID))
-				state, offset, lag := "wait_bgsave", int64(0), int64(-1)
-				if p, ok := r.followerProgress(m.ID); ok {
-					offset, lag = p.applied, int64(time.Since(p.at)/time.Second)
-					if time.Since(p.at) <= 3*progressEvery {
-						state = "online"
-					}
-				}
-				fmt.Fprintf(b, "slave%d:ip=%s,port=%s,state=%s,offset=%d,lag=%d,id=%s,raft_addr=%s,voter=%v\r\n",
-					n, host, port, state, offset, lag, m.ID, m.Addr, m.Voter)
-				n++
+		fs := r.followers()
+		for n, f := range fs {
+			// Redis's fields first (Sentinel and clients parse ip, port, state, offset and lag).
+			state := "wait_bgsave"
+			if f.online {
+				state = "online"
 			}
+			fmt.Fprintf(b, "slave%d:ip=%s,port=%s,state=%s,offset=%d,lag=%d,id=%s,raft_addr=%s,voter=%v\r\n",
+				n, f.host, f.port, state, f.applied, f.lag, f.m.ID, f.m.Addr, f.m.Voter)
 		}
-		fmt.Fprintf(b, "connected_slaves:%d\r\n", n)
+		fmt.Fprintf(b, "connected_slaves:%d\r\n", len(fs))
 	} else {
 		b.WriteString("role:slave\r\n")
 		host, port, _ := net.SplitHostPort(st["leader_client_addr"])
@@ -994,22 +1022,14 @@ func (s *Server) Role() command.Role {
 	if r == nil {
 		return command.Role{Master: true}
 	}
-	st := map[string]string{}
-	for _, kv := range r.status() {
-		st[kv[0]] = kv[1]
-	}
+	st := r.statusMap()
 	applied, _ := strconv.ParseInt(st["applied_index"], 10, 64)
 	if st["role"] == "leader" && r.servingA.Load() {
 		role := command.Role{Master: true, Offset: applied}
-		if node := r.getNode(); node != nil {
-			for _, m := range node.Members() {
-				p, ok := r.followerProgress(m.ID)
-				if m.ID == node.ID() || !ok || time.Since(p.at) > 3*progressEvery {
-					continue // Redis lists only replicas that are online
-				}
-				host, port, _ := net.SplitHostPort(r.memberAddr(m.ID))
-				n, _ := strconv.ParseInt(port, 10, 64)
-				role.Replicas = append(role.Replicas, command.RoleReplica{IP: host, Port: n, Offset: p.applied})
+		for _, f := range r.followers() {
+			if f.online { // Redis lists only replicas that are online
+				port, _ := strconv.ParseInt(f.port, 10, 64)
+				role.Replicas = append(role.Replicas, command.RoleReplica{IP: f.host, Port: port, Offset: f.applied})
 			}
 		}
 		return role

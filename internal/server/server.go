@@ -120,7 +120,7 @@ type Server struct {
 	oom         oomState
 	loadingHook func()
 	// loadMu orders the end of the start-up load against a shutdown asked during it:
-	// loadStop, set by stopLoading while the table's Loading is set, stops the load.
+	// loadStop, set by StopLoading while the table's Loading is set, stops the load.
 	loadMu   sync.Mutex
 	loadStop bool
 }
@@ -587,10 +587,10 @@ func (s *Server) serveListeners(tlsPorted []net.Listener) {
 	s.listenMu.Unlock()
 }
 
-// stopLoading asks a start-up load in progress to stop, for a shutdown (SHUTDOWN, or a signal
-// during the load): Start then closes the server without saving. It reports false when no load
-// is in progress (the shutdown then proceeds as usual).
-func (s *Server) stopLoading() bool {
+// StopLoading asks a start-up load in progress to stop, for a shutdown (SHUTDOWN, or a signal
+// main receives during the load): Start then closes the server without saving. It reports
+// false when no load is in progress (the shutdown then proceeds as usual).
+func (s *Server) StopLoading() bool {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	if !s.table.Loading.Load() {
@@ -600,10 +600,7 @@ func (s *Server) stopLoading() bool {
 	return true
 }
 
-// StopLoading is stopLoading for main: a signal that arrives while the data loads.
-func (s *Server) StopLoading() bool { return s.stopLoading() }
-
-// loadStopAsked reports whether stopLoading was called: the loaders stop at their next step.
+// loadStopAsked reports whether StopLoading was called: the loaders stop at their next step.
 func (s *Server) loadStopAsked() bool {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
@@ -959,7 +956,7 @@ func (s *Server) KillClients(match func(*command.Client) bool) int {
 // running and is returned, unless force.
 func (s *Server) Shutdown(mode int, force bool) error {
 	s.log.Warn("User requested shutdown...")
-	if s.stopLoading() {
+	if s.StopLoading() {
 		return nil // Start stops the load and the server, without a save
 	}
 	s.notify("STOPPING=1")
